@@ -1,0 +1,1 @@
+"""atomspark.networks.torch_path."""

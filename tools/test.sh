@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, in both environments, after setting them up:
+#   .venv       (Python 3.11, torch, Brian2): every test except those that need Lava
+#   .venv-lava  (Python 3.10, lava-nc 0.10.0): the Lava tests, then the suite's portable part
+#               (numpy 1.26, networkx 2.8) without the torch tests
+# Extra arguments go to both pytest runs (e.g. -k settle, -x).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh || exit 1
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/.numba_cache}"
+status=0
+
+echo "== lint (ruff) =="
+.venv/bin/ruff check . && .venv/bin/ruff format --check . || status=1
+
+run_pytest() {  # run_pytest ENV-DIR NAME ARGS...
+    local dir=$1 name=$2; shift 2
+    echo "== tests in $name ($("$dir/bin/python" --version)) =="
+    ATOMSPARK_ENV_NAME=$name "$dir/bin/python" -m pytest "$@"
+    local rc=$?
+    if [ $rc -eq 5 ]; then echo "error: no tests were collected in $name" >&2; rc=1; fi
+    [ $rc -eq 0 ] || status=1
+}
+
+run_pytest .venv "py311-torch" -m "not lava" "$@"
+if [ -x .venv-lava/bin/python ]; then
+    run_pytest .venv-lava "py310-lava" -m "not torch and not slow" "$@"
+else
+    echo "warning: .venv-lava missing (no Python 3.10): Lava tests did NOT run" >&2
+    [ "${ATOMSPARK_NO_LAVA:-0}" = 1 ] || status=1
+fi
+[ $status -eq 0 ] && echo "ALL TEST RUNS PASSED" || echo "SOME TEST RUNS FAILED"
+exit $status
