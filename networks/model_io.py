@@ -9,7 +9,6 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-
 from atomspark.sim.validation import AtomsparkError
 
 FORMAT_VERSION = 1
@@ -37,7 +36,9 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def save_arrays(path: str | os.PathLike, kind: str, arrays: dict[str, np.ndarray], meta: dict) -> None:
+def save_arrays(
+    path: str | os.PathLike, kind: str, arrays: dict[str, np.ndarray], meta: dict
+) -> None:
     """Save named arrays plus JSON metadata (tagged with `kind` and the format version)."""
     import io
 
@@ -66,7 +67,9 @@ def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarra
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AtomsparkError(f"model file {path}: corrupt metadata ({exc})") from exc
     if meta.get("kind") != kind:
-        raise AtomsparkError(f"model file {path}: holds a {meta.get('kind')!r} model, expected {kind!r}")
+        raise AtomsparkError(
+            f"model file {path}: holds a {meta.get('kind')!r} model, expected {kind!r}"
+        )
     if meta.get("format_version") != FORMAT_VERSION:
         raise AtomsparkError(
             f"model file {path}: format version {meta.get('format_version')!r}, "

@@ -20,8 +20,10 @@ def _available(name: str) -> bool:
 def pytest_report_header(config):
     have = ", ".join(f"{m}={'yes' if _available(m) else 'no'}" for m in _OPTIONAL)
     env = os.environ.get("ATOMSPARK_ENV_NAME", os.path.basename(sys.prefix))
-    return [f"atomspark environment: {env} | Python {sys.version.split()[0]} | numpy {np.__version__}",
-            f"optional peers: {have}"]
+    return [
+        f"atomspark environment: {env} | Python {sys.version.split()[0]} | numpy {np.__version__}",
+        f"optional peers: {have}",
+    ]
 
 
 _outcomes: Counter = Counter()
@@ -41,8 +43,10 @@ def pytest_terminal_summary(terminalreporter):
     tr.section(f"what ran in {env} (Python {sys.version.split()[0]})")
     for marker in ("all", "lava", "torch", "slow"):
         counts = {o: _outcomes[(marker, o)] for o in ("passed", "failed", "skipped")}
-        tr.write_line(f"  {marker:6s} passed={counts['passed']} failed={counts['failed']} "
-                      f"skipped={counts['skipped']}")
+        tr.write_line(
+            f"  {marker:6s} passed={counts['passed']} failed={counts['failed']} "
+            f"skipped={counts['skipped']}"
+        )
 
 
 @pytest.fixture

@@ -1,0 +1,126 @@
+"""Built-in synthetic data sets: the RSGN paper's two sequence tasks and sparse-dictionary data for VN.
+
+The RSGN generators follow the task descriptions of Hays (arXiv:2601.18064) and its released code
+as restated in SPEC.md; sizes are parameters so tests and demos can use small versions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.sim.validation import require_int, require_positive
+
+
+@dataclass(frozen=True)
+class SequenceDataset:
+    """Token sequences (n, length, dim) with integer class labels (n,)."""
+
+    tokens: np.ndarray
+    labels: np.ndarray
+    n_classes: int
+
+    def split(self, train_fraction: float = 0.8, seed: int = 0):
+        """Shuffle once with `seed` and split into (train, validation), 80/20 by default."""
+        order = np.random.default_rng(seed).permutation(len(self.labels))
+        cut = int(round(train_fraction * len(order)))
+        parts = order[:cut], order[cut:]
+        return tuple(SequenceDataset(self.tokens[i], self.labels[i], self.n_classes) for i in parts)
+
+
+def hierarchical_sequences(
+    n: int = 5000,
+    length: int = 64,
+    dim: int = 32,
+    n_classes: int = 20,
+    noise: float = 0.3,
+    seed: int = 0,
+) -> SequenceDataset:
+    """Hierarchical classification: per class 8 local 5-step patterns (x0.15), 2-4 of them inserted
+    at random positions, 4 quarter-position markers (x0.10) and a weak class-wide bias, over noise."""
+    n, length, dim, n_classes = (
+        require_int(k, v, 1)
+        for k, v in (("n", n), ("length", length), ("dim", dim), ("n_classes", n_classes))
+    )
+    require_positive("noise", noise, allow_zero=True)
+    if length < 8:
+        raise ValueError(
+            f"length: must be >= 8 for 5-step patterns and quarter markers, got {length}"
+        )
+    rng = np.random.default_rng(seed)
+    patterns = rng.standard_normal((n_classes, 8, 5, dim)) * 0.15
+    markers = rng.standard_normal((n_classes, 4, dim)) * 0.10
+    bias = rng.standard_normal((n_classes, dim)) * 0.05
+    labels = rng.integers(0, n_classes, size=n)
+    tokens = rng.standard_normal((n, length, dim)) * noise + bias[labels][:, None, :]
+    quarter = [q * length // 4 for q in range(4)]
+    for i, c in enumerate(labels):
+        for p in rng.choice(8, size=rng.integers(2, 5), replace=False):
+            start = rng.integers(0, length - 5 + 1)
+            tokens[i, start : start + 5] += patterns[c, p]
+        tokens[i, quarter] += markers[c]
+    return SequenceDataset(tokens, labels.astype(np.int64), n_classes)
+
+
+def long_range_sequences(
+    n: int = 3000,
+    length: int = 128,
+    dim: int = 32,
+    n_classes: int = 10,
+    noise: float = 0.3,
+    seed: int = 0,
+) -> SequenceDataset:
+    """Long-range dependency: a class-specific 8-step pattern (x0.5) at the start and at the end of
+    each sequence over noise; the middle carries no information."""
+    n, length, dim, n_classes = (
+        require_int(k, v, 1)
+        for k, v in (("n", n), ("length", length), ("dim", dim), ("n_classes", n_classes))
+    )
+    require_positive("noise", noise, allow_zero=True)
+    if length < 16:
+        raise ValueError(f"length: must be >= 16 for a start and an end pattern, got {length}")
+    rng = np.random.default_rng(seed)
+    start_pat = rng.standard_normal((n_classes, 8, dim)) * 0.5
+    end_pat = rng.standard_normal((n_classes, 8, dim)) * 0.5
+    labels = rng.integers(0, n_classes, size=n)
+    tokens = rng.standard_normal((n, length, dim)) * noise
+    tokens[:, :8] += start_pat[labels]
+    tokens[:, -8:] += end_pat[labels]
+    return SequenceDataset(tokens, labels.astype(np.int64), n_classes)
+
+
+@dataclass(frozen=True)
+class SparseDictionaryData:
+    """Signals y = D g + noise from a known dictionary D (d x K, unit columns) and sparse codes g."""
+
+    signals: np.ndarray
+    dictionary: np.ndarray
+    codes: np.ndarray
+
+
+def sparse_dictionary_data(
+    n: int = 2000,
+    dim: int = 32,
+    n_atoms: int = 24,
+    active: int = 3,
+    noise: float = 0.01,
+    seed: int = 0,
+) -> SparseDictionaryData:
+    """Draw `n` signals, each a combination of `active` random atoms with magnitudes in [0.5, 1.5]
+    and random signs: the standard test of dictionary recovery."""
+    n, dim, n_atoms, active = (
+        require_int(k, v, 1)
+        for k, v in (("n", n), ("dim", dim), ("n_atoms", n_atoms), ("active", active))
+    )
+    if active > n_atoms:
+        raise ValueError(f"active: {active} atoms per signal but only n_atoms={n_atoms}")
+    require_positive("noise", noise, allow_zero=True)
+    rng = np.random.default_rng(seed)
+    dictionary = rng.standard_normal((dim, n_atoms))
+    dictionary /= np.linalg.norm(dictionary, axis=0)
+    codes = np.zeros((n, n_atoms))
+    support = np.argsort(rng.random((n, n_atoms)), axis=1)[:, :active]
+    mags = rng.uniform(0.5, 1.5, (n, active)) * rng.choice([-1.0, 1.0], (n, active))
+    np.put_along_axis(codes, support, mags, axis=1)
+    signals = codes @ dictionary.T + noise * rng.standard_normal((n, dim))
+    return SparseDictionaryData(signals, dictionary, codes)
