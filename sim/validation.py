@@ -18,7 +18,9 @@ def as_finite_array(
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise AtomsparkError(f"{name}: cannot be read as a {np.dtype(dtype).name} array ({exc})")
+        raise AtomsparkError(
+            f"{name}: cannot be read as a {np.dtype(dtype).name} array ({exc})"
+        ) from exc
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
