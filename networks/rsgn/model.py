@@ -1,0 +1,326 @@
+"""RSGN configuration, parameters, initialisation, parameter count and storage.
+
+Two configurations of one model:
+- "published": the model as released by the authors (HasiHays/RSGN): dense N x N weights with a
+  rank-32 affinity sigmoid(u_i . v_j), Euclidean ignition, Euclidean inhibition radius.
+- "sparse": connections only between nodes closer than `radius` (geodesic) and/or to the
+  `k_nearest` nearest nodes, one learned affinity per edge stored as scipy CSR, hyperbolic ignition,
+  and an event cutoff below which a node is exactly silent.
+
+Published parameter set (N=256, dim=3, d_hidden=128, d_in=32, rank 32), which gives 41,672 / 40,382:
+  positions N*dim 768 + levels N 256 + thresholds N 256 + affinity u, v 2*N*32 16,384
+  + spark MLP (d_in*4dim + 4dim) + (4dim*dim + dim) = 396 + 39 = 435 + spark scale 1
+  + W_h with bias 128*128 + 128 = 16,512 + LayerNorm gain and bias 256
+  + initial-state projection d_in*128 + 128 = 4,224
+  = 39,092, plus the classifier 128*C + C (2,580 for C=20, 1,290 for C=10).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from atomspark.networks.model_io import load_arrays, save_arrays
+from atomspark.networks.rsgn.geometry import check_in_ball, pairwise_distances, project_to_ball
+from atomspark.sim.validation import (
+    AtomsparkError,
+    as_finite_array,
+    require_int,
+    require_positive,
+    require_shape,
+)
+
+MODES = ("published", "sparse")
+MODEL_KIND = "rsgn"
+
+
+@dataclass(frozen=True)
+class RSGNConfig:
+    """Sizes and hyper-parameters of an RSGN (defaults: the paper's hierarchical-task model)."""
+
+    mode: str = "published"
+    n_nodes: int = 256
+    dim: int = 3
+    d_hidden: int = 128
+    d_in: int = 32
+    n_classes: int = 20
+    n_steps: int = 5
+    temperature: float = 1.0
+    tau: float = 1.0
+    curvature: float = 1.0
+    target_activity: float = 0.1
+    cutoff: float = 0.01  # published: the alpha > 0.01 send gate; sparse: the event cutoff
+    radius: float | None = None  # sparse: connect pairs with geodesic distance < radius
+    k_nearest: int | None = None  # sparse: keep at most the k nearest targets per node
+    affinity_rank: int = 32
+    inhibition_radius: float = 0.3  # published: Euclidean neighbourhood of divisive inhibition
+    ignition_sigma: float = 0.4
+    spark_scale_init: float = 0.7
+    spark_max_norm: float = 0.9
+    position_max_norm: float = 0.95
+    signal_gain: float = 0.1  # alpha <- sigma((alpha + gain * ||h_new|| - theta) / T)
+    threshold_init: float = 0.5
+    threshold_bounds: tuple[float, float] = (0.01, 0.99)
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise AtomsparkError(f"mode: must be one of {MODES}, got {self.mode!r}")
+        for name in ("n_nodes", "dim", "d_hidden", "d_in", "affinity_rank"):
+            require_int(name, getattr(self, name), minimum=1)
+        require_int("n_classes", self.n_classes, minimum=2)
+        require_int("n_steps (K)", self.n_steps, minimum=1)
+        for name in ("temperature", "tau", "curvature", "ignition_sigma", "spark_scale_init"):
+            require_positive(name, getattr(self, name))
+        require_positive("inhibition_radius", self.inhibition_radius)
+        require_positive("signal_gain", self.signal_gain, allow_zero=True)
+        require_positive("layer_norm_eps", self.layer_norm_eps)
+        for name in ("target_activity", "cutoff", "spark_max_norm", "position_max_norm"):
+            v = float(getattr(self, name))
+            if not 0.0 < v < 1.0:
+                raise AtomsparkError(f"{name}: must lie in (0, 1), got {v!r}")
+        lo, hi = self.threshold_bounds
+        if not lo < hi:
+            raise AtomsparkError(f"threshold_bounds: need low < high, got {self.threshold_bounds}")
+        if not lo <= self.threshold_init <= hi:
+            raise AtomsparkError(f"threshold_init: must lie within threshold_bounds")
+        if self.mode == "sparse":
+            if self.radius is None and self.k_nearest is None:
+                raise AtomsparkError("sparse mode: set radius and/or k_nearest")
+            if self.radius is not None:
+                require_positive("radius", self.radius)
+            if self.k_nearest is not None:
+                require_int("k_nearest", self.k_nearest, minimum=1)
+                if self.k_nearest >= self.n_nodes:
+                    raise AtomsparkError(f"k_nearest: must be < n_nodes ({self.n_nodes})")
+
+    def to_meta(self) -> dict:
+        """JSON-ready dict of the configuration."""
+        d = dataclasses.asdict(self)
+        d["threshold_bounds"] = list(self.threshold_bounds)
+        return d
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> RSGNConfig:
+        """Rebuild a configuration from `to_meta` output (extra keys are ignored)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in meta.items() if k in names}
+        if "threshold_bounds" in kw:
+            kw["threshold_bounds"] = tuple(kw["threshold_bounds"])
+        return cls(**kw)
+
+
+@dataclass
+class RSGNParams:
+    """All learned arrays of an RSGN. Weight matrices act on row vectors: y = x @ w + b.
+
+    published: affinity_u, affinity_v set, edge_affinity None (dense graph, no self loops).
+    sparse: edge_affinity is an (N, N) CSR matrix whose pattern is the graph (row = sender) and
+    whose data are the per-edge affinities a_ij in [0, 1]; affinity_u, affinity_v are None.
+    """
+
+    positions: np.ndarray  # (N, dim), strictly inside the ball
+    levels: np.ndarray  # (N,)
+    thresholds: np.ndarray  # (N,)
+    embed_w1: np.ndarray  # (d_in, 4 dim)
+    embed_b1: np.ndarray  # (4 dim,)
+    embed_w2: np.ndarray  # (4 dim, dim)
+    embed_b2: np.ndarray  # (dim,)
+    spark_scale: np.ndarray  # () learned scalar, init 0.7
+    w_h: np.ndarray  # (d_hidden, d_hidden)
+    b_h: np.ndarray  # (d_hidden,)
+    ln_gain: np.ndarray  # (d_hidden,)
+    ln_bias: np.ndarray  # (d_hidden,)
+    init_w: np.ndarray  # (d_in, d_hidden): initial node state from the mean token
+    init_b: np.ndarray  # (d_hidden,)
+    cls_w: np.ndarray  # (d_hidden, n_classes)
+    cls_b: np.ndarray  # (n_classes,)
+    affinity_u: np.ndarray | None = None  # (N, rank)
+    affinity_v: np.ndarray | None = None  # (N, rank)
+    edge_affinity: sp.csr_matrix | None = None
+
+    def dense_arrays(self) -> dict[str, np.ndarray]:
+        """The plain (non-sparse) arrays by name."""
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name != "edge_affinity" and v is not None:
+                out[f.name] = v
+        return out
+
+
+def _linear(rng: np.random.Generator, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch nn.Linear default init: U(-1/sqrt(n_in), 1/sqrt(n_in)) for weight and bias."""
+    bound = 1.0 / np.sqrt(n_in)
+    return rng.uniform(-bound, bound, (n_in, n_out)), rng.uniform(-bound, bound, n_out)
+
+
+def build_connectivity(positions: np.ndarray, config: RSGNConfig) -> sp.csr_matrix:
+    """Sparse-mode graph pattern (row = sender): pairs closer than radius, capped to k nearest."""
+    d = pairwise_distances(positions, c=config.curvature)
+    n = d.shape[0]
+    np.fill_diagonal(d, np.inf)
+    keep = np.ones_like(d, dtype=bool) if config.radius is None else d < config.radius
+    if config.k_nearest is not None:
+        order = np.argsort(d, axis=1, kind="stable")[:, : config.k_nearest]
+        knn = np.zeros_like(keep)
+        knn[np.arange(n)[:, None], order] = True
+        keep &= knn
+    np.fill_diagonal(keep, False)
+    return sp.csr_matrix(keep.astype(np.float64))
+
+
+def init_params(config: RSGNConfig, seed: int = 0) -> RSGNParams:
+    """Random parameters following the released code's initialisation, deterministic in `seed`."""
+    rng = np.random.default_rng(seed)
+    n, dim, dh = config.n_nodes, config.dim, config.d_hidden
+    positions = project_to_ball(
+        rng.standard_normal((n, dim)) * 0.3, config.position_max_norm, config.curvature
+    )
+    w1, b1 = _linear(rng, config.d_in, 4 * dim)
+    w2, b2 = _linear(rng, 4 * dim, dim)
+    w_h, b_h = _linear(rng, dh, dh)
+    init_w, init_b = _linear(rng, config.d_in, dh)
+    cls_w, cls_b = _linear(rng, dh, config.n_classes)
+    params = RSGNParams(
+        positions=positions,
+        levels=np.linspace(0.0, 1.0, n),
+        thresholds=np.full(n, config.threshold_init),
+        embed_w1=w1,
+        embed_b1=b1,
+        embed_w2=w2,
+        embed_b2=b2,
+        spark_scale=np.asarray(config.spark_scale_init, dtype=np.float64),
+        w_h=w_h,
+        b_h=b_h,
+        ln_gain=np.ones(dh),
+        ln_bias=np.zeros(dh),
+        init_w=init_w,
+        init_b=init_b,
+        cls_w=cls_w,
+        cls_b=cls_b,
+    )
+    if config.mode == "published":
+        params.affinity_u = rng.standard_normal((n, config.affinity_rank)) * 0.01
+        params.affinity_v = rng.standard_normal((n, config.affinity_rank)) * 0.01
+    else:
+        pattern = build_connectivity(positions, config)
+        # sigmoid(0.01^2 * rank * N(0,1)) ~ 0.5: same starting affinity as the published model.
+        pattern.data[:] = 0.5
+        params.edge_affinity = pattern
+    validate_params(params, config)
+    return params
+
+
+def _expected_shapes(config: RSGNConfig) -> dict[str, tuple]:
+    n, dim, dh, di, c = config.n_nodes, config.dim, config.d_hidden, config.d_in, config.n_classes
+    shapes = {
+        "positions": (n, dim),
+        "levels": (n,),
+        "thresholds": (n,),
+        "embed_w1": (di, 4 * dim),
+        "embed_b1": (4 * dim,),
+        "embed_w2": (4 * dim, dim),
+        "embed_b2": (dim,),
+        "spark_scale": (),
+        "w_h": (dh, dh),
+        "b_h": (dh,),
+        "ln_gain": (dh,),
+        "ln_bias": (dh,),
+        "init_w": (di, dh),
+        "init_b": (dh,),
+        "cls_w": (dh, c),
+        "cls_b": (c,),
+    }
+    if config.mode == "published":
+        shapes["affinity_u"] = (n, config.affinity_rank)
+        shapes["affinity_v"] = (n, config.affinity_rank)
+    return shapes
+
+
+def validate_params(params: RSGNParams, config: RSGNConfig) -> None:
+    """Check shapes, finiteness, positions inside the ball and (sparse) the graph's validity."""
+    for name, shape in _expected_shapes(config).items():
+        value = getattr(params, name)
+        if value is None:
+            raise AtomsparkError(f"params.{name}: missing in {config.mode} mode")
+        arr = as_finite_array(f"params.{name}", value)
+        require_shape(f"params.{name}", arr, shape)
+        setattr(params, name, arr)
+    check_in_ball("params.positions", params.positions, config.curvature)
+    if config.mode == "published":
+        if params.edge_affinity is not None:
+            raise AtomsparkError("params.edge_affinity: must be None in published mode")
+        return
+    if params.affinity_u is not None or params.affinity_v is not None:
+        raise AtomsparkError("params.affinity_u/v: must be None in sparse mode")
+    validate_graph(params.edge_affinity, config.n_nodes)
+
+
+def validate_graph(graph, n_nodes: int) -> None:
+    """A valid sparse graph: (N, N) CSR, canonical (sorted, no duplicate edges), no self loops,
+    finite affinities in [0, 1]."""
+    if not sp.issparse(graph) or graph.format != "csr":
+        raise AtomsparkError("params.edge_affinity: must be a scipy CSR matrix")
+    if graph.shape != (n_nodes, n_nodes):
+        raise AtomsparkError(
+            f"params.edge_affinity: expected shape ({n_nodes}, {n_nodes}), got {graph.shape}"
+        )
+    if not graph.has_canonical_format:
+        raise AtomsparkError("params.edge_affinity: duplicate or unsorted edges")
+    rows = np.repeat(np.arange(n_nodes), np.diff(graph.indptr))
+    if np.any(rows == graph.indices):
+        raise AtomsparkError("params.edge_affinity: self loops are not allowed")
+    data = as_finite_array("params.edge_affinity data", graph.data)
+    if np.any(data < 0) or np.any(data > 1):
+        raise AtomsparkError("params.edge_affinity: affinities must lie in [0, 1]")
+
+
+def parameter_count(params: RSGNParams) -> int:
+    """Number of learned scalars (sparse mode: one affinity per stored edge)."""
+    total = sum(int(np.size(v)) for v in params.dense_arrays().values())
+    if params.edge_affinity is not None:
+        total += int(params.edge_affinity.nnz)
+    return total
+
+
+def save_model(path: str | os.PathLike, params: RSGNParams, config: RSGNConfig) -> None:
+    """Write config and parameters to one versioned .npz (kind "rsgn"), atomically."""
+    validate_params(params, config)
+    arrays = dict(params.dense_arrays())
+    if params.edge_affinity is not None:
+        g = params.edge_affinity
+        arrays.update(graph_indptr=g.indptr, graph_indices=g.indices, graph_data=g.data)
+    save_arrays(path, MODEL_KIND, arrays, {"config": config.to_meta()})
+
+
+def load_model(path: str | os.PathLike) -> tuple[RSGNParams, RSGNConfig]:
+    """Read what save_model wrote; the parameters are validated against the stored config."""
+    arrays, meta = load_arrays(path, MODEL_KIND)
+    if "config" not in meta:
+        raise AtomsparkError(f"model file {path}: no RSGN config in metadata")
+    config = RSGNConfig.from_meta(meta["config"])
+    graph = None
+    if config.mode == "sparse":
+        try:
+            n = config.n_nodes
+            graph = sp.csr_matrix(
+                (arrays.pop("graph_data"), arrays.pop("graph_indices"), arrays.pop("graph_indptr")),
+                shape=(n, n),
+            )
+        except (KeyError, ValueError) as exc:
+            raise AtomsparkError(f"model file {path}: bad sparse graph ({exc})") from exc
+    names = {f.name for f in dataclasses.fields(RSGNParams)} - {"edge_affinity"}
+    unknown = set(arrays) - names
+    if unknown:
+        raise AtomsparkError(f"model file {path}: unknown arrays {sorted(unknown)}")
+    missing = {n for n in _expected_shapes(config)} - set(arrays)
+    if missing:
+        raise AtomsparkError(f"model file {path}: missing arrays {sorted(missing)}")
+    params = RSGNParams(**arrays, edge_affinity=graph)
+    validate_params(params, config)
+    return params, config
