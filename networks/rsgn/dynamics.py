@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import erf, expit
-
 from atomspark.networks.rsgn.geometry import pairwise_distances, project_to_ball
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_shape
+from scipy.special import erf, expit
 
 _INHIBITION_EPS = 1e-6  # released code: neighbour sum + 1e-6
 
@@ -165,7 +164,7 @@ def inhibition_neighbourhood(params: RSGNParams, config: RSGNConfig) -> np.ndarr
 def divisive_inhibition(alpha: np.ndarray, neighbourhood) -> np.ndarray:
     """alpha_i <- clamp(alpha_i |N_i| / (sum_{j in N_i} alpha_j + 1e-6), 0, 1)."""
     size = np.asarray(neighbourhood.sum(axis=1)).ravel()
-    total = np.asarray((neighbourhood @ alpha.T)).T + _INHIBITION_EPS
+    total = np.asarray(neighbourhood @ alpha.T).T + _INHIBITION_EPS
     return np.clip(alpha * size / total, 0.0, 1.0)
 
 

@@ -8,7 +8,6 @@ Every function checks that its points lie strictly inside the ball and names the
 from __future__ import annotations
 
 import numpy as np
-
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_positive
 
 

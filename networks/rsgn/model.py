@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-
 from atomspark.networks.model_io import load_arrays, save_arrays
 from atomspark.networks.rsgn.geometry import check_in_ball, pairwise_distances, project_to_ball
 from atomspark.sim.validation import (
@@ -87,7 +86,7 @@ class RSGNConfig:
         if not lo < hi:
             raise AtomsparkError(f"threshold_bounds: need low < high, got {self.threshold_bounds}")
         if not lo <= self.threshold_init <= hi:
-            raise AtomsparkError(f"threshold_init: must lie within threshold_bounds")
+            raise AtomsparkError("threshold_init: must lie within threshold_bounds")
         if self.mode == "sparse":
             if self.radius is None and self.k_nearest is None:
                 raise AtomsparkError("sparse mode: set radius and/or k_nearest")
