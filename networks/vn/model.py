@@ -1,0 +1,222 @@
+"""Vector Network parameters: layers of rank-1 atoms (S, U columns), validated, saved to one file.
+
+Layer l holds K_l atoms; atom i is the pair (s_i, u_i), column i of S_l (d_l x K_l) and of
+U_l (m_l x K_l). Layers stack by x_{l+1} = U_l g_l, so m_l must equal d_{l+1}.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.networks.model_io import load_arrays, save_arrays
+from atomspark.sim.validation import (
+    AtomsparkError,
+    as_finite_array,
+    require_int,
+    require_positive,
+)
+
+MODEL_KIND = "vn"
+
+
+@dataclass(frozen=True)
+class VNLayer:
+    """One VN layer: dictionaries S (d x K) and U (m x K), l1 weight lam, optional hard top-k."""
+
+    S: np.ndarray
+    U: np.ndarray
+    lam: float
+    topk: int | None = None
+
+    def __post_init__(self) -> None:
+        S = as_finite_array("S", self.S, ndim=2)
+        U = as_finite_array("U", self.U, ndim=2, dtype=S.dtype)
+        if S.shape[1] < 1:
+            raise AtomsparkError(
+                f"S: a layer needs at least one atom (K >= 1), got K = {S.shape[1]}"
+            )
+        if S.shape[0] < 1 or U.shape[0] < 1:
+            raise AtomsparkError(f"S, U: need at least one row, got {S.shape} and {U.shape}")
+        if U.shape[1] != S.shape[1]:
+            raise AtomsparkError(
+                f"U: must have one column per atom like S ({S.shape[1]}), got {U.shape[1]}"
+            )
+        lam = require_positive("lam", self.lam, allow_zero=True)
+        topk = self.topk
+        if topk is not None:
+            topk = require_int("topk", topk, minimum=1)
+            if topk > S.shape[1]:
+                raise AtomsparkError(f"topk: must be <= number of atoms {S.shape[1]}, got {topk}")
+        object.__setattr__(self, "S", S)
+        object.__setattr__(self, "U", U)
+        object.__setattr__(self, "lam", lam)
+        object.__setattr__(self, "topk", topk)
+
+    @property
+    def input_dim(self) -> int:
+        """d_l: size of the layer's input x_l."""
+        return self.S.shape[0]
+
+    @property
+    def output_dim(self) -> int:
+        """m_l: size of the layer's interface message U_l g_l."""
+        return self.U.shape[0]
+
+    @property
+    def n_atoms(self) -> int:
+        """K_l: number of atoms."""
+        return self.S.shape[1]
+
+
+@dataclass(frozen=True)
+class VNModel:
+    """A stack of VN layers with consistent sizes (m_l = d_{l+1}); top-k only on the top layer."""
+
+    layers: tuple[VNLayer, ...]
+
+    def __post_init__(self) -> None:
+        layers = tuple(self.layers)
+        if not layers:
+            raise AtomsparkError("layers: a VN model needs at least one layer")
+        for i, layer in enumerate(layers):
+            if not isinstance(layer, VNLayer):
+                raise AtomsparkError(f"layers[{i}]: expected a VNLayer, got {type(layer).__name__}")
+        for i in range(len(layers) - 1):
+            if layers[i].topk is not None:
+                raise AtomsparkError(f"layers[{i}].topk: top-k is only allowed on the top layer")
+            if layers[i].output_dim != layers[i + 1].input_dim:
+                raise AtomsparkError(
+                    f"layers[{i}].U has {layers[i].output_dim} rows but layers[{i + 1}].S has "
+                    f"{layers[i + 1].input_dim}: x_(l+1) = U_l g_l needs them equal"
+                )
+        dtypes = {layer.S.dtype for layer in layers}
+        if len(dtypes) != 1:
+            raise AtomsparkError(
+                f"layers: all layers must share one dtype, got {sorted(map(str, dtypes))}"
+            )
+        object.__setattr__(self, "layers", layers)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def input_dim(self) -> int:
+        return self.layers[0].input_dim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.layers[0].S.dtype
+
+    @classmethod
+    def from_arrays(
+        cls,
+        S: Sequence[np.ndarray],
+        U: Sequence[np.ndarray],
+        lam: float | Sequence[float],
+        topk: int | None = None,
+        dtype=np.float64,
+    ) -> VNModel:
+        """Build a model from per-layer S and U arrays; `lam` is one value or one per layer."""
+        if len(S) != len(U):
+            raise AtomsparkError(f"S, U: need one array per layer each, got {len(S)} and {len(U)}")
+        lams = _per_layer("lam", lam, len(S))
+        layers = [
+            VNLayer(
+                S=as_finite_array(f"S[{i}]", s, ndim=2, dtype=dtype),
+                U=as_finite_array(f"U[{i}]", u, ndim=2, dtype=dtype),
+                lam=lams[i],
+                topk=topk if i == len(S) - 1 else None,
+            )
+            for i, (s, u) in enumerate(zip(S, U))
+        ]
+        return cls(tuple(layers))
+
+    @classmethod
+    def random(
+        cls,
+        input_dim: int,
+        layer_sizes: Sequence[tuple[int, int]],
+        lam: float | Sequence[float] = 0.1,
+        seed: int = 0,
+        topk: int | None = None,
+        dtype=np.float64,
+    ) -> VNModel:
+        """Random model with unit-norm atoms; layer_sizes = [(K_1, m_1), (K_2, m_2), ...]."""
+        d = require_int("input_dim", input_dim, minimum=1)
+        if len(layer_sizes) < 1:
+            raise AtomsparkError("layer_sizes: need at least one (K, m) pair")
+        rng = np.random.default_rng(seed)
+        S_list, U_list = [], []
+        for i, size in enumerate(layer_sizes):
+            if len(size) != 2:
+                raise AtomsparkError(f"layer_sizes[{i}]: expected a (K, m) pair, got {size!r}")
+            K = require_int(f"layer_sizes[{i}] K", size[0], minimum=1)
+            m = require_int(f"layer_sizes[{i}] m", size[1], minimum=1)
+            S_list.append(unit_columns(rng.standard_normal((d, K))))
+            U_list.append(unit_columns(rng.standard_normal((m, K))))
+            d = m
+        return cls.from_arrays(S_list, U_list, lam, topk=topk, dtype=dtype)
+
+    def replace_dictionaries(self, S: Sequence[np.ndarray], U: Sequence[np.ndarray]) -> VNModel:
+        """Same model with new S and U arrays (lam and top-k kept)."""
+        layers = tuple(
+            VNLayer(S=s, U=u, lam=layer.lam, topk=layer.topk)
+            for layer, s, u in zip(self.layers, S, U, strict=True)
+        )
+        return VNModel(layers)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to one versioned file (kind "vn")."""
+        arrays = {}
+        for i, layer in enumerate(self.layers):
+            arrays[f"S_{i}"] = layer.S
+            arrays[f"U_{i}"] = layer.U
+        meta = {
+            "n_layers": self.n_layers,
+            "lam": [layer.lam for layer in self.layers],
+            "topk": self.layers[-1].topk,
+            "dtype": str(self.dtype),
+        }
+        save_arrays(path, MODEL_KIND, arrays, meta)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> VNModel:
+        """Read a model written by `save`; missing arrays or bad metadata are errors."""
+        arrays, meta = load_arrays(path, MODEL_KIND)
+        try:
+            n = require_int("n_layers", meta["n_layers"], minimum=1)
+            lams = list(meta["lam"])
+            topk = meta["topk"]
+            dtype = np.dtype(meta["dtype"])
+        except (KeyError, TypeError) as exc:
+            raise AtomsparkError(f"model file {path}: metadata incomplete ({exc})") from exc
+        missing = [k for i in range(n) for k in (f"S_{i}", f"U_{i}") if k not in arrays]
+        if missing:
+            raise AtomsparkError(f"model file {path}: missing arrays {missing}")
+        return cls.from_arrays(
+            [arrays[f"S_{i}"] for i in range(n)],
+            [arrays[f"U_{i}"] for i in range(n)],
+            lams,
+            topk=topk,
+            dtype=dtype,
+        )
+
+
+def unit_columns(A: np.ndarray) -> np.ndarray:
+    """Scale each column of A to unit Euclidean norm (all-zero columns are left at zero)."""
+    norms = np.linalg.norm(A, axis=0)
+    return A / np.where(norms > 0, norms, 1.0)
+
+
+def _per_layer(name: str, value: float | Sequence[float], n: int) -> list[float]:
+    """Expand a scalar to n values, or check a sequence has n values."""
+    if np.ndim(value) == 0:
+        return [float(value)] * n
+    values = list(value)
+    if len(values) != n:
+        raise AtomsparkError(f"{name}: need one value per layer ({n}), got {len(values)}")
+    return [float(v) for v in values]
