@@ -1,0 +1,250 @@
+"""Energy and latency of a profiled run on a placed neuromorphic network, and of dense work.
+
+Neuromorphic model (per step t, core c; all counts from the engine's Profile):
+- synaptic ops land on the core of the target unit; a population's synops at step t are split
+  over cores in proportion to where its units' targets sit (weighted by each unit's events);
+- every unit placed on a core is serviced every step (as on Loihi): ``active`` units cost an
+  active update, the rest of the population an idle update;
+- each event costs ``spike_out`` once and one message per destination core: ``spike_local`` plus
+  E-W / N-S tile hops on the mesh plus ``chip_hop`` when the destination is on another chip;
+- static power is charged per core in use for the whole run time.
+Time per step = the slowest core's work (synops + updates + spikes out + messages sent) + the
+barrier for the tiles in use. Hop latency is pipelined in the mesh and is not added to the step.
+
+Dense model (GPU/CPU): ``dense_cost`` = roofline time max(flops/peak, bytes/bandwidth) plus launch
+overhead; energy = flops x E_flop + bytes x E_byte + idle power x time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware
+from atomspark.mapping.placement import Placement, routes, tile_xy
+from atomspark.sim.profile import Profile
+from atomspark.sim.validation import AtomsparkError, require_int, require_positive
+
+
+@dataclass(frozen=True)
+class EnergyBreakdown:
+    """Energy per sample (J) by operation class."""
+
+    synaptic_ops: float
+    updates_active: float
+    updates_idle: float
+    spikes: float  # spike generation + within-tile message delivery
+    routing: float  # mesh hops and chip crossings
+    static: float
+
+    @property
+    def total(self) -> float:
+        return float(sum(asdict(self).values()))
+
+
+@dataclass(frozen=True)
+class EnergyReport:
+    """Energy and latency of one profiled run on `hardware`, normalised per sample."""
+
+    hardware: str
+    steps: int
+    n_samples: int
+    cores_used: int
+    chips_used: int
+    tiles_used: int
+    energy_per_sample_j: float
+    breakdown: EnergyBreakdown
+    time_per_step_s: float  # mean over steps
+    barrier_s: float
+    time_per_sample_s: float
+    edp_js: float  # energy per sample x time per sample
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["breakdown"]["total"] = self.breakdown.total
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+
+@dataclass(frozen=True)
+class DenseCost:
+    """Energy and roofline time of dense work on a GPU or CPU."""
+
+    hardware: str
+    precision: str
+    energy_j: float
+    time_s: float
+    compute_time_s: float
+    memory_time_s: float
+    overhead_time_s: float
+    bound: str  # "compute" or "memory"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def core_step_counts(
+    profile: Profile, placement: Placement, adjacency: sp.spmatrix, hw: NeuromorphicHardware
+) -> dict:
+    """Per-step, per-core counts (steps, cores) of synops, active/idle updates, events, messages.
+
+    Also returns per-step totals of E-W hops, N-S hops and chip crossings.
+    """
+    r = routes(adjacency, placement, hw)
+    sizes = profile.population_sizes
+    n = int(sizes.sum())
+    if placement.unit_core.shape != (n,):
+        raise AtomsparkError(
+            f"placement: covers {placement.unit_core.shape[0]} units, profile has {n}"
+        )
+    pop_of_unit = np.repeat(np.arange(len(sizes)), sizes)
+    unit_events = np.concatenate(profile.unit_events).astype(float) if n else np.zeros(0)
+    P, C = len(sizes), placement.n_cores
+    # share of population p's units / events / synops on each core
+    members = sp.csr_matrix((np.ones(n), (pop_of_unit, placement.unit_core)), shape=(P, C))
+    unit_share = _normalise_rows(members.toarray())
+    by_events = sp.csr_matrix((unit_events, (pop_of_unit, placement.unit_core)), shape=(P, C))
+    event_share = _normalise_rows(by_events.toarray(), fallback=unit_share)
+    pop_mat = sp.csr_matrix((np.ones(n), (pop_of_unit, np.arange(n))), shape=(P, n))
+    synop_mass = (pop_mat @ sp.diags(unit_events) @ r.targets_per_core).toarray()
+    fan_mass = (pop_mat @ r.targets_per_core).toarray()  # if a population never fired
+    synop_share = _normalise_rows(synop_mass, fallback=_normalise_rows(fan_mass, unit_share))
+    # per-event route figures of each population, weighted by unit events
+    per_event = {}
+    for key in ("dest_cores", "hops_east_west", "hops_north_south", "remote_chip_cores"):
+        v = getattr(r, key)
+        weighted = np.bincount(pop_of_unit, weights=unit_events * v, minlength=P)
+        plain = np.bincount(pop_of_unit, weights=v, minlength=P) / np.maximum(sizes, 1)
+        tot = np.bincount(pop_of_unit, weights=unit_events, minlength=P)
+        per_event[key] = np.where(tot > 0, weighted / np.where(tot > 0, tot, 1), plain)
+    events = profile.events.astype(float)
+    active = np.minimum(profile.active, sizes).astype(float)
+    idle = (sizes - active).astype(float)
+    msgs_pop = events * per_event["dest_cores"]
+    return {
+        "synops": profile.synops.astype(float) @ synop_share,
+        "active": active @ unit_share,
+        "idle": idle @ unit_share,
+        "events": events @ event_share,
+        "messages": msgs_pop @ event_share,
+        "hops_east_west": events @ per_event["hops_east_west"],
+        "hops_north_south": events @ per_event["hops_north_south"],
+        "chip_crossings": events @ per_event["remote_chip_cores"],
+    }
+
+
+def estimate_energy(
+    profile: Profile,
+    placement: Placement,
+    adjacency: sp.spmatrix,
+    hw: NeuromorphicHardware,
+    n_samples: int = 1,
+) -> EnergyReport:
+    """Energy per sample with its breakdown, time per step and sample, and energy-delay product."""
+    if not isinstance(hw, NeuromorphicHardware):
+        raise AtomsparkError(f"hardware {hw.name!r} is not neuromorphic: use dense_cost for it")
+    n_samples = require_int("n_samples", n_samples, minimum=1)
+    k = core_step_counts(profile, placement, adjacency, hw)
+    e, t = hw.energy, hw.time
+    steps = max(profile.steps, 1)
+    used = np.unique(placement.unit_core)
+    tx, ty = tile_xy(used, hw)
+    chips = used // placement.cores_per_chip
+    tiles_used = (
+        int(np.unique(np.stack([chips, ty, tx])[:, :], axis=1).shape[1]) if used.size else 0
+    )
+    core_time = (
+        k["synops"] * t.synop
+        + k["active"] * t.update_active
+        + k["idle"] * t.update_idle
+        + k["events"] * t.spike_out
+        + k["messages"] * t.spike_local
+    )
+    barrier = hw.barrier_time(tiles_used)
+    step_time = (core_time.max(axis=1) if core_time.size else np.zeros(steps)) + barrier
+    run_time = float(step_time.sum()) if profile.steps else 0.0
+    run = EnergyBreakdown(
+        synaptic_ops=float(k["synops"].sum() * e.synop),
+        updates_active=float(k["active"].sum() * e.update_active),
+        updates_idle=float(k["idle"].sum() * e.update_idle),
+        spikes=float(k["events"].sum() * e.spike_out + k["messages"].sum() * e.spike_local),
+        routing=float(
+            k["hops_east_west"].sum() * e.hop_east_west
+            + k["hops_north_south"].sum() * e.hop_north_south
+            + k["chip_crossings"].sum() * e.chip_hop
+        ),
+        static=float(hw.static_power_per_core_w * used.size * run_time),
+    )
+    per_sample = EnergyBreakdown(**{f: v / n_samples for f, v in asdict(run).items()})
+    time_per_sample = run_time / n_samples
+    return EnergyReport(
+        hardware=hw.name,
+        steps=int(profile.steps),
+        n_samples=n_samples,
+        cores_used=int(used.size),
+        chips_used=int(np.unique(chips).size),
+        tiles_used=tiles_used,
+        energy_per_sample_j=per_sample.total,
+        breakdown=per_sample,
+        time_per_step_s=float(step_time.mean()) if profile.steps else barrier,
+        barrier_s=barrier,
+        time_per_sample_s=time_per_sample,
+        edp_js=per_sample.total * time_per_sample,
+    )
+
+
+def dense_cost(
+    flops: float,
+    bytes_moved: float,
+    hw: DenseHardware,
+    precision: str = "fp32",
+    n_launches: int = 1,
+) -> DenseCost:
+    """Roofline time and energy of dense work: max(flops/peak, bytes/bandwidth) + launches.
+
+    Energy = flops x energy_per_flop + bytes x energy_per_byte + idle power x total time. With the
+    shipped GPU figures (dynamic energies = (TDP - idle)/peak) a compute-bound kernel at peak draws
+    exactly TDP; real sparse, small-batch kernels run below peak, so this is a lower bound.
+    """
+    if not isinstance(hw, DenseHardware):
+        raise AtomsparkError(f"hardware {hw.name!r} is not a GPU/CPU: use estimate_energy for it")
+    if precision not in hw.peak_flops:
+        raise AtomsparkError(
+            f"precision {precision!r} unknown for {hw.name}: choose one of {sorted(hw.peak_flops)}"
+        )
+    flops = require_positive("flops", flops, allow_zero=True)
+    bytes_moved = require_positive("bytes_moved", bytes_moved, allow_zero=True)
+    n_launches = require_int("n_launches", n_launches, minimum=0)
+    compute = flops / hw.peak_flops[precision]
+    memory = bytes_moved / hw.bandwidth_bytes_per_s
+    overhead = n_launches * hw.launch_overhead_s
+    time = max(compute, memory) + overhead
+    energy = (
+        flops * hw.energy_per_flop[precision]
+        + bytes_moved * hw.energy_per_byte
+        + hw.idle_power_w * time
+    )
+    return DenseCost(
+        hardware=hw.name,
+        precision=precision,
+        energy_j=float(energy),
+        time_s=float(time),
+        compute_time_s=float(compute),
+        memory_time_s=float(memory),
+        overhead_time_s=float(overhead),
+        bound="compute" if compute >= memory else "memory",
+    )
+
+
+def _normalise_rows(mass: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
+    """Rows scaled to sum to 1; an all-zero row takes the fallback's row (or stays zero)."""
+    total = mass.sum(axis=1, keepdims=True)
+    out = np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
+    if fallback is not None:
+        empty = total[:, 0] == 0
+        out[empty] = fallback[empty]
+    return out

@@ -1,0 +1,259 @@
+"""Hardware descriptions as data: per-operation energies, times and core limits, each with a source.
+
+The shipped descriptions live in ``mapping/hardware_data/*.json``. Every number there is an object
+``{"value", "unit", "source"[, "estimate", "derivation"]}``; this module flattens them into typed
+dataclasses and keeps the source records next to the values (``hardware.sources``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from atomspark.sim.validation import AtomsparkError
+
+DATA_DIR = Path(__file__).with_name("hardware_data")
+
+_OPS = (
+    "synop",
+    "update_active",
+    "update_idle",
+    "spike_out",
+    "spike_local",
+    "hop_east_west",
+    "hop_north_south",
+    "chip_hop",
+)
+_LIMITS = (
+    "units_per_core",
+    "synaptic_memory_bytes_per_core",
+    "bytes_per_synapse",
+    "max_fan_in_axons_per_core",
+    "max_fan_out_axons_per_core",
+    "cores_per_chip",
+    "cores_per_tile",
+    "mesh_width_tiles",
+    "mesh_height_tiles",
+    "chips_per_board",
+    "max_payload_bits",
+)
+
+
+@dataclass(frozen=True)
+class OpCosts:
+    """Energy (J) or time (s) of each event-driven operation on a neuromorphic core."""
+
+    synop: float
+    update_active: float
+    update_idle: float
+    spike_out: float
+    spike_local: float
+    hop_east_west: float
+    hop_north_south: float
+    chip_hop: float
+
+
+@dataclass(frozen=True)
+class CoreLimits:
+    """Capacity of one core, the on-chip mesh and the board."""
+
+    units_per_core: int
+    synaptic_memory_bytes_per_core: int
+    bytes_per_synapse: float
+    max_fan_in_axons_per_core: int
+    max_fan_out_axons_per_core: int
+    cores_per_chip: int
+    cores_per_tile: int
+    mesh_width_tiles: int
+    mesh_height_tiles: int
+    chips_per_board: int
+    max_payload_bits: int
+
+    @property
+    def synapses_per_core(self) -> int:
+        """How many synapses fit in one core's synaptic memory."""
+        return int(self.synaptic_memory_bytes_per_core // self.bytes_per_synapse)
+
+
+@dataclass(frozen=True)
+class NeuromorphicHardware:
+    """A neuromorphic chip: op costs, barrier table, static power and limits."""
+
+    name: str
+    description: str
+    energy: OpCosts
+    time: OpCosts
+    static_power_per_core_w: float
+    barrier_table: tuple[tuple[int, float], ...]  # (tiles in use, seconds), sorted
+    barrier_interpolation: str  # "step" (largest key <= tiles) or "linear"
+    limits: CoreLimits
+    sources: dict = field(default_factory=dict, repr=False, compare=False)
+    kind: str = "neuromorphic"
+
+    def barrier_time(self, tiles_in_use: int) -> float:
+        """Time-step barrier for `tiles_in_use` tiles, from the source's table."""
+        keys = np.array([k for k, _ in self.barrier_table], dtype=float)
+        vals = np.array([v for _, v in self.barrier_table], dtype=float)
+        n = max(int(tiles_in_use), 1)
+        if self.barrier_interpolation == "linear":
+            return float(np.interp(n, keys, vals))
+        idx = int(np.searchsorted(keys, n, side="right")) - 1
+        return float(vals[max(idx, 0)])
+
+
+@dataclass(frozen=True)
+class DenseHardware:
+    """A GPU or CPU core for dense work: peak rates, energies per FLOP and byte, idle power."""
+
+    name: str
+    description: str
+    tdp_w: float
+    idle_power_w: float
+    peak_flops: dict  # precision -> FLOP/s
+    bandwidth_bytes_per_s: float
+    energy_per_flop: dict  # precision -> J
+    energy_per_byte: float
+    launch_overhead_s: float
+    sources: dict = field(default_factory=dict, repr=False, compare=False)
+    kind: str = "dense"
+
+
+Hardware = NeuromorphicHardware | DenseHardware
+
+
+def known_hardware() -> list[str]:
+    """Names of the shipped hardware descriptions."""
+    return sorted(p.stem for p in DATA_DIR.glob("*.json"))
+
+
+def load_hardware(name_or_path: str | Path) -> Hardware:
+    """Load a shipped description by name (e.g. "loihi1-davies") or a user JSON file by path."""
+    path = Path(name_or_path)
+    if not (path.suffix == ".json" and path.exists()):
+        if str(name_or_path) not in known_hardware():
+            raise AtomsparkError(
+                f"unknown hardware {str(name_or_path)!r}: known names are "
+                f"{', '.join(known_hardware())} (or give the path of a .json description)"
+            )
+        path = DATA_DIR / f"{name_or_path}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise AtomsparkError(f"hardware file {path}: cannot be read as JSON ({exc})") from exc
+    return hardware_from_dict(data, origin=str(path))
+
+
+def hardware_from_dict(data: dict, origin: str = "<dict>") -> Hardware:
+    """Build a description from the JSON layout documented in docs/hardware.md."""
+    if not isinstance(data, dict):
+        raise AtomsparkError(f"hardware {origin}: top level must be an object")
+    kind = data.get("kind")
+    reader = _Reader(origin)
+    if kind == "neuromorphic":
+        return _neuromorphic(data, reader)
+    if kind == "dense":
+        return _dense(data, reader)
+    raise AtomsparkError(
+        f"hardware {origin}: 'kind' must be 'neuromorphic' or 'dense', got {kind!r}"
+    )
+
+
+class _Reader:
+    """Reads sourced numbers, recording the source of each and naming what is missing."""
+
+    def __init__(self, origin: str):
+        self.origin = origin
+        self.sources: dict = {}
+
+    def number(self, section: dict, key: str, where: str) -> float:
+        if not isinstance(section, dict) or key not in section:
+            raise AtomsparkError(f"hardware {self.origin}: missing '{where}.{key}'")
+        entry = section[key]
+        if not isinstance(entry, dict) or "value" not in entry or "source" not in entry:
+            raise AtomsparkError(
+                f"hardware {self.origin}: '{where}.{key}' must be an object with 'value' and "
+                "'source' (every number carries its source)"
+            )
+        value = entry["value"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+            raise AtomsparkError(f"hardware {self.origin}: '{where}.{key}' is not a finite number")
+        if value < 0:
+            raise AtomsparkError(f"hardware {self.origin}: '{where}.{key}' is negative ({value})")
+        if entry.get("estimate") and not entry.get("derivation"):
+            raise AtomsparkError(
+                f"hardware {self.origin}: '{where}.{key}' is an estimate without a 'derivation'"
+            )
+        self.sources[f"{where}.{key}"] = {k: v for k, v in entry.items() if k != "value"}
+        return float(value)
+
+    def section(self, data: dict, key: str) -> dict:
+        if not isinstance(data.get(key), dict):
+            raise AtomsparkError(f"hardware {self.origin}: missing section '{key}'")
+        return data[key]
+
+
+def _neuromorphic(data: dict, rd: _Reader) -> NeuromorphicHardware:
+    energy_sec, time_sec = rd.section(data, "energy"), rd.section(data, "time")
+    energy = OpCosts(**{op: rd.number(energy_sec, op, "energy") for op in _OPS})
+    time = OpCosts(**{op: rd.number(time_sec, op, "time") for op in _OPS})
+    static = rd.number(energy_sec, "static_power_per_core", "energy")
+    lim_sec = rd.section(data, "limits")
+    raw = {k: rd.number(lim_sec, k, "limits") for k in _LIMITS}
+    limits = CoreLimits(
+        **{k: (v if k == "bytes_per_synapse" else int(v)) for k, v in raw.items()},
+    )
+    for key in ("units_per_core", "cores_per_chip", "cores_per_tile", "chips_per_board"):
+        if getattr(limits, key) < 1:
+            raise AtomsparkError(f"hardware {rd.origin}: 'limits.{key}' must be >= 1")
+    tiles = limits.mesh_width_tiles * limits.mesh_height_tiles
+    if tiles * limits.cores_per_tile < limits.cores_per_chip:
+        raise AtomsparkError(
+            f"hardware {rd.origin}: mesh {limits.mesh_width_tiles}x{limits.mesh_height_tiles} tiles "
+            f"x {limits.cores_per_tile} cores holds fewer than cores_per_chip={limits.cores_per_chip}"
+        )
+    barrier = rd.section(data, "barrier")
+    table = barrier.get("table")
+    if not isinstance(table, dict) or not table or "source" not in barrier:
+        raise AtomsparkError(
+            f"hardware {rd.origin}: 'barrier' needs a non-empty 'table' {{tiles: seconds}} "
+            "and a 'source'"
+        )
+    try:
+        pairs = tuple(sorted((int(k), float(v)) for k, v in table.items()))
+    except (TypeError, ValueError) as exc:
+        raise AtomsparkError(f"hardware {rd.origin}: barrier table is not numeric ({exc})") from exc
+    interp = barrier.get("interpolation", "step")
+    if interp not in ("step", "linear"):
+        raise AtomsparkError(f"hardware {rd.origin}: barrier interpolation {interp!r} unknown")
+    rd.sources["barrier"] = {k: v for k, v in barrier.items() if k != "table"}
+    return NeuromorphicHardware(
+        name=str(data.get("name", rd.origin)),
+        description=str(data.get("description", "")),
+        energy=energy,
+        time=time,
+        static_power_per_core_w=static,
+        barrier_table=pairs,
+        barrier_interpolation=interp,
+        limits=limits,
+        sources=rd.sources,
+    )
+
+
+def _dense(data: dict, rd: _Reader) -> DenseHardware:
+    peak_sec = rd.section(data, "peak_flops")
+    eflop_sec = rd.section(data, "energy_per_flop")
+    precisions = sorted(peak_sec)
+    return DenseHardware(
+        name=str(data.get("name", rd.origin)),
+        description=str(data.get("description", "")),
+        tdp_w=rd.number(data, "tdp_w", "dense"),
+        idle_power_w=rd.number(data, "idle_power_w", "dense"),
+        peak_flops={p: rd.number(peak_sec, p, "peak_flops") for p in precisions},
+        bandwidth_bytes_per_s=rd.number(data, "bandwidth_bytes_per_s", "dense"),
+        energy_per_flop={p: rd.number(eflop_sec, p, "energy_per_flop") for p in precisions},
+        energy_per_byte=rd.number(data, "energy_per_byte", "dense"),
+        launch_overhead_s=rd.number(data, "launch_overhead_s", "dense"),
+        sources=rd.sources,
+    )
