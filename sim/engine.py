@@ -1,0 +1,227 @@
+"""The event-driven engine: steps a Graph, delivering graded events through delay ring buffers.
+
+Each step: (1) every population updates the units that received input for this step or are
+still pending, and lists the units that emit; (2) each projection fans those events out into the
+ring slot of their delivery step (delay >= 1, so the order of populations does not matter).
+Python loops over steps and populations only; all per-unit and per-event work is in kernels.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.sim import fixed_point as fx
+from atomspark.sim import kernels as k
+from atomspark.sim.graph import Graph, Population
+from atomspark.sim.profile import Profile
+from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
+from atomspark.sim.units_vn import VNParams
+from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
+
+
+@dataclass
+class PopulationBuffers:
+    """Ring buffers, touched lists, pending list and emit buffers of one population."""
+
+    ring: np.ndarray  # (channels, ring_length, size)
+    tflag: np.ndarray  # (ring_length, size) uint8: unit already listed in this slot
+    tidx: np.ndarray  # (ring_length, size) units touched per slot
+    tcount: np.ndarray  # (ring_length,)
+    pend: np.ndarray  # (size,) units to update next step regardless of input
+    pcount: np.ndarray  # (1,)
+    work: np.ndarray  # (size,) scratch list of units updated this step
+    emit_idx: np.ndarray  # (size,)
+    emit_val: np.ndarray  # (size,) payload of each emitted event
+    n_emit: int = 0
+
+
+class Engine:
+    """Runs a Graph; state (per population dict of arrays) persists across calls to run()."""
+
+    def __init__(self, graph: Graph) -> None:
+        if not isinstance(graph, Graph):
+            raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
+        self.graph = graph
+        self.t = 0
+        self.state: dict[str, dict[str, np.ndarray]] = {}
+        self.buffers: list[PopulationBuffers] = []
+        self.nnz: list[np.ndarray] = []
+        for pop in graph.populations:
+            self.state[pop.name] = pop.params.init_state(pop.size)
+            self.buffers.append(self._make_buffers(pop, graph.ring_length))
+        self._outgoing = self._prepare_projections()
+        self._unit_events = [np.zeros(p.size, np.int64) for p in graph.populations]
+
+    @staticmethod
+    def _value_dtype(pop: Population):
+        return np.int64 if pop.is_fixed_point else FLOAT_DTYPES[pop.params.dtype]
+
+    def _make_buffers(self, pop: Population, ring_length: int) -> PopulationBuffers:
+        n, dt = pop.size, self._value_dtype(pop)
+        st = self.state[pop.name]
+        if isinstance(pop.params, VNParams):
+            first = (st["drive"] != 0) | (st["g"] != 0)
+            self.nnz.append(np.zeros(1, np.int64))
+        elif isinstance(pop.params, LIFParams):
+            first = (st["u"] != 0) | (st["v"] != 0) | (st["bias"] != 0)
+            self.nnz.append(np.zeros(1, np.int64))
+        else:
+            first = (st["u"] != 0) | (st["v"] != 0) | (st["bias"] != 0)
+            self.nnz.append(np.zeros(1, np.int64))
+        pend = np.zeros(n, np.int64)
+        idx = np.flatnonzero(first)
+        pend[: idx.size] = idx
+        return PopulationBuffers(
+            ring=np.zeros((pop.params.n_channels, ring_length, n), dt),
+            tflag=np.zeros((ring_length, n), np.uint8),
+            tidx=np.zeros((ring_length, n), np.int64),
+            tcount=np.zeros(ring_length, np.int64),
+            pend=pend,
+            pcount=np.array([idx.size], np.int64),
+            work=np.zeros(n, np.int64),
+            emit_idx=np.zeros(n, np.int64),
+            emit_val=np.zeros(n, dt),
+        )
+
+    def _prepare_projections(self) -> list[list[tuple]]:
+        """Per source population: (target index, channel, indptr, indices, data, delay)."""
+        out: list[list[tuple]] = [[] for _ in self.graph.populations]
+        for proj in self.graph.projections:
+            s, t = self.graph.index[proj.source], self.graph.index[proj.target]
+            tgt = self.graph.populations[t]
+            if tgt.is_fixed_point:
+                data = proj.data.astype(np.int64) << proj.weight_exp
+            else:
+                data = proj.data.astype(self._value_dtype(tgt))
+            out[s].append((t, proj.channel, proj.indptr, proj.indices, data, proj.delay))
+        return out
+
+    def _check_inputs(self, inputs, steps) -> dict[int, np.ndarray]:
+        checked = {}
+        for name, arr in (inputs or {}).items():
+            pop = self.graph.population(name)
+            dt = self._value_dtype(pop)
+            a = as_finite_array(f"inputs[{name!r}]", arr, ndim=2)
+            if a.shape != (steps, pop.size):
+                raise AtomsparkError(
+                    f"inputs[{name!r}]: expected shape ({steps}, {pop.size}), got {a.shape}"
+                )
+            if pop.is_fixed_point and np.any(a != np.round(a)):
+                raise AtomsparkError(f"inputs[{name!r}]: a fixed-point population needs integers")
+            checked[self.graph.index[name]] = a.astype(dt)
+        return checked
+
+    def run(
+        self, steps: int, inputs: dict[str, np.ndarray] | None = None, record: tuple = ()
+    ) -> Profile:
+        """Advance `steps` steps. inputs: {population: (steps, size) array} added to channel 0 of
+        each step's input; record: (population, state name) pairs stored in self.traces."""
+        steps = require_int("steps", steps, minimum=0)
+        ext = self._check_inputs(inputs, steps)
+        g = self.graph
+        prof = Profile.empty([p.name for p in g.populations], g.sizes, steps)
+        self.traces = {}
+        for name, var in record:
+            if var not in self.state[g.population(name).name]:
+                raise AtomsparkError(f"record: population {name!r} has no state {var!r}")
+            self.traces[(name, var)] = np.zeros(
+                (steps, g.population(name).size), self.state[name][var].dtype
+            )
+        R = g.ring_length
+        for step in range(steps):
+            slot = self.t % R
+            for p, pop in enumerate(g.populations):
+                buf = self.buffers[p]
+                if p in ext:
+                    k.add_input(slot, ext[p][step], buf.ring[0], buf.tflag, buf.tidx, buf.tcount)
+                self._update(p, pop, buf, slot, prof, step)
+            for p, pop in enumerate(g.populations):
+                buf = self.buffers[p]
+                if buf.n_emit == 0:
+                    continue
+                k.count_events(buf.emit_idx, buf.n_emit, self._unit_events[p])
+                prof.events[step, p] = buf.n_emit
+                prof.payload_bits[step, p] = buf.n_emit * pop.params.payload_bits
+                for t, ch, indptr, indices, data, delay in self._outgoing[p]:
+                    tb = self.buffers[t]
+                    prof.synops[step, p] += k.fan_out(
+                        buf.emit_idx,
+                        buf.emit_val,
+                        buf.n_emit,
+                        indptr,
+                        indices,
+                        data,
+                        delay,
+                        self.t,
+                        tb.ring[ch],
+                        tb.tflag,
+                        tb.tidx,
+                        tb.tcount,
+                    )
+            for (name, var), trace in self.traces.items():
+                trace[step] = self.state[name][var]
+            self.t += 1
+        prof.unit_events = [u.copy() for u in self._unit_events]
+        return prof
+
+    def _update(
+        self, p: int, pop: Population, buf: PopulationBuffers, slot: int, prof: Profile, step: int
+    ) -> None:
+        st, par = self.state[pop.name], pop.params
+        common = (slot, buf.ring, buf.tflag, buf.tidx, buf.tcount, buf.pend, buf.pcount, buf.work)
+        if isinstance(par, VNParams):
+            dt = FLOAT_DTYPES[par.dtype]
+            n_upd, n_emit = k.vn_step(
+                *common,
+                st["g"],
+                st["g_sent"],
+                st["c"],
+                st["drive"],
+                st["thresh"],
+                dt(par.eta),
+                dt(par.event_threshold),
+                int(par.topk or 0),
+                self.nnz[p],
+                buf.emit_idx,
+                buf.emit_val,
+            )
+            active = int(self.nnz[p][0])
+        elif isinstance(par, LIFParams):
+            dt = FLOAT_DTYPES[par.dtype]
+            consts = np.array(
+                [1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt
+            )
+            n_upd, n_emit = k.lif_float_step(
+                *common,
+                st["u"],
+                st["u2"],
+                st["v"],
+                st["refr"],
+                st["bias"],
+                consts,
+                int(par.refractory),
+                buf.emit_idx,
+                buf.emit_val,
+            )
+            active = int(buf.pcount[0])
+        elif isinstance(par, LIFFixedParams):
+            n_upd, n_emit, wraps, clips = k.lif_fixed_step(
+                *common,
+                st["u"],
+                st["v"],
+                st["bias"],
+                int(par.du),
+                int(par.dv),
+                int(par.vth) << fx.VTH_SHIFT,
+                buf.emit_idx,
+                buf.emit_val,
+            )
+            prof.wraps[step, p] = wraps
+            prof.clips[step, p] = clips
+            active = int(buf.pcount[0])
+        else:  # pragma: no cover - Population validates the type
+            raise AtomsparkError(f"{pop.name}: unsupported unit model")
+        buf.n_emit = n_emit
+        prof.updates[step, p] = n_upd
+        prof.active[step, p] = active

@@ -1,0 +1,117 @@
+"""Current-based LIF unit parameters: float (Lava's float model plus refractoriness and a second
+current channel) and Loihi fixed point (Lava's bit-accurate model). Kernels live in kernels.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.sim import fixed_point as fx
+from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
+
+FLOAT_DTYPES = {"float64": np.float64, "float32": np.float32}
+
+
+def _per_unit(label: str, value, size: int, dtype) -> np.ndarray:
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim == 0:
+        return np.full(size, arr, dtype=dtype)
+    if arr.shape != (size,):
+        raise AtomsparkError(f"{label}: expected a scalar or shape ({size},), got {arr.shape}")
+    return arr.copy()
+
+
+@dataclass(frozen=True)
+class LIFParams:
+    """Float LIF: u <- u(1-du) + in0, u2 <- u2(1-du2) + in1, v <- v(1-dv) + u + u2 + bias,
+    spike if v > vth, then v = v_reset and v is held for `refractory` steps (Lava: 0).
+
+    Channel 1 (u2, decay du2) exists only when du2 is given (e.g. inhibitory synapses, CUBA)."""
+
+    du: float
+    dv: float
+    vth: float
+    bias: object = 0.0
+    v_reset: float = 0.0
+    refractory: int = 0
+    du2: float | None = None
+    dtype: str = "float64"
+    v_init: object = 0.0
+    u_init: object = 0.0
+
+    is_fixed_point = False
+    payload_bits = 0  # binary spikes
+
+    @property
+    def n_channels(self) -> int:
+        return 1 if self.du2 is None else 2
+
+    def check_size(self, name: str, size: int) -> None:
+        if self.dtype not in FLOAT_DTYPES:
+            raise AtomsparkError(f"{name}.dtype: must be one of {list(FLOAT_DTYPES)}")
+        for key in ("du", "dv") + (("du2",) if self.du2 is not None else ()):
+            val = float(as_finite_array(f"{name}.{key}", getattr(self, key), ndim=0))
+            if not 0.0 <= val <= 1.0:
+                raise AtomsparkError(f"{name}.{key}: decay must be in [0, 1], got {val}")
+        as_finite_array(f"{name}.vth", self.vth, ndim=0)
+        as_finite_array(f"{name}.v_reset", self.v_reset, ndim=0)
+        require_int(f"{name}.refractory", self.refractory, minimum=0)
+        for key in ("bias", "v_init", "u_init"):
+            _per_unit(
+                f"{name}.{key}",
+                as_finite_array(f"{name}.{key}", getattr(self, key)),
+                size,
+                np.float64,
+            )
+
+    def init_state(self, size: int) -> dict[str, np.ndarray]:
+        dt = FLOAT_DTYPES[self.dtype]
+        return {
+            "u": _per_unit("u_init", self.u_init, size, dt),
+            "u2": np.zeros(size, dt),
+            "v": _per_unit("v_init", self.v_init, size, dt),
+            "refr": np.zeros(size, np.int64),
+            "bias": _per_unit("bias", self.bias, size, dt),
+        }
+
+
+@dataclass(frozen=True)
+class LIFFixedParams:
+    """Loihi LIF, bit-exact with Lava's PyLifModelBitAcc (see fixed_point.py). Widths are checked:
+    du, dv 12-bit unsigned, vth 17-bit unsigned, bias_mant 13-bit signed, bias_exp 0..7."""
+
+    du: int
+    dv: int
+    vth: int
+    bias_mant: object = 0
+    bias_exp: object = 0
+    v_init: object = 0
+    u_init: object = 0
+
+    is_fixed_point = True
+    payload_bits = 0
+    n_channels = 1
+    dtype = "fixed"
+
+    def check_size(self, name: str, size: int) -> None:
+        for key in ("du", "dv", "vth"):
+            if np.ndim(getattr(self, key)) != 0:
+                raise AtomsparkError(f"{name}.{key}: must be a scalar")
+            fx.check_bit_range(name, key, getattr(self, key))
+        for key in ("bias_mant", "bias_exp"):
+            _per_unit(
+                f"{name}.{key}", fx.check_bit_range(name, key, getattr(self, key)), size, np.int64
+            )
+        for key, limit in (("u_init", fx.STATE_MAX), ("v_init", fx.V_LIMIT)):
+            arr = _per_unit(f"{name}.{key}", getattr(self, key), size, np.int64)
+            if np.abs(arr).max() > limit:
+                raise AtomsparkError(f"{name}.{key}: must fit 24 bits (|x| <= {limit})")
+
+    def init_state(self, size: int) -> dict[str, np.ndarray]:
+        mant = _per_unit("bias_mant", self.bias_mant, size, np.int64)
+        exp = _per_unit("bias_exp", self.bias_exp, size, np.int64)
+        return {
+            "u": _per_unit("u_init", self.u_init, size, np.int64),
+            "v": _per_unit("v_init", self.v_init, size, np.int64),
+            "bias": mant << exp,
+        }
