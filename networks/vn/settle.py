@@ -3,10 +3,11 @@
 Reference (oracle) implementation in plain NumPy, batched over samples.
 
 * `solve_layer` minimises one layer's energy E(g) (see energy.py) with the other layers'
-  messages held fixed. Methods: "ista" (g <- prox(g - eta grad), monotone) and "fista", the
-  monotone FISTA of Beck & Teboulle (2009, MFISTA): the momentum step is kept only if it does
-  not raise the energy, so both methods never increase E. A sample stops when the proximal step
-  moves its codes by at most `tol` (max-abs), i.e. when it is a fixed point of the prox map to tol.
+  messages held fixed. Methods: "ista" (g <- prox(g - eta grad), monotone) and "fista": FISTA
+  (Beck & Teboulle 2009) with function-value restart (O'Donoghue & Candes 2015): a momentum
+  step that would raise E is dropped and momentum restarts, so neither method increases E.
+  A sample stops when an accepted proximal step moves its codes by at most `tol` (max-abs):
+  a fixed point of the prox map to within tol.
 * `settle` runs the hierarchy by block coordinate descent on the joint energy F (hierarchy.py):
   one sweep updates layers 1..L (upward) then L-1..2 (downward); sweeps repeat until no code of a
   sample moved by more than `tol` during a whole sweep, or `sweeps` is reached. Because every
@@ -151,22 +152,21 @@ def proximal_descent(
         step = eta[active][:, None]
         z = prox(ya - step * (gram_matvec(ya, Ga) - ba), step * lam, topk)
         if fista:
-            accept = _energy_change(ga, z, Ga, ba, lam) <= 0.0
-            g_new = np.where(accept[:, None], z, ga)
+            # Function-value restart: a momentum step that would raise E is dropped and the
+            # next step is a plain ISTA step from g (t = 1 means y == g, always accepted).
             t_a = t[active]
-            t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_a * t_a))
-            y[active] = (
-                g_new
-                + (t_a / t_next)[:, None] * (z - g_new)
-                + ((t_a - 1.0) / t_next)[:, None] * (g_new - ga)
-            )
+            accept = (_energy_change(ga, z, Ga, ba, lam) <= 0.0) | (t_a == 1.0)
+            t_next = np.where(accept, 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_a * t_a)), 1.0)
+            g_new = np.where(accept[:, None], z, ga)
+            y[active] = g_new + ((t_a - 1.0) / t_next)[:, None] * (g_new - ga)
             t[active] = t_next
         else:
+            accept = np.ones(active.size, dtype=bool)
             g_new = z
             y[active] = z
         g[active] = g_new
         iterations[active] += 1
-        done = np.max(np.abs(z - ya), axis=1) <= tol
+        done = accept & (np.max(np.abs(z - ya), axis=1) <= tol)
         converged[active[done]] = True
         active = active[~done]
     return g, iterations, converged
