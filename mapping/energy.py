@@ -150,13 +150,11 @@ def estimate_energy(
     n_samples = require_int("n_samples", n_samples, minimum=1)
     k = core_step_counts(profile, placement, adjacency, hw)
     e, t = hw.energy, hw.time
-    steps = max(profile.steps, 1)
     used = np.unique(placement.unit_core)
     tx, ty = tile_xy(used, hw)
     chips = used // placement.cores_per_chip
-    tiles_used = (
-        int(np.unique(np.stack([chips, ty, tx])[:, :], axis=1).shape[1]) if used.size else 0
-    )
+    tile_ids = (chips * hw.limits.mesh_height_tiles + ty) * hw.limits.mesh_width_tiles + tx
+    tiles_used = int(np.unique(tile_ids).size)
     core_time = (
         k["synops"] * t.synop
         + k["active"] * t.update_active
@@ -165,7 +163,7 @@ def estimate_energy(
         + k["messages"] * t.spike_local
     )
     barrier = hw.barrier_time(tiles_used)
-    step_time = (core_time.max(axis=1) if core_time.size else np.zeros(steps)) + barrier
+    step_time = (core_time.max(axis=1) if core_time.size else np.zeros(profile.steps)) + barrier
     run_time = float(step_time.sum()) if profile.steps else 0.0
     run = EnergyBreakdown(
         synaptic_ops=float(k["synops"].sum() * e.synop),
