@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from atomspark.mapping.hardware import (
     DenseHardware,
     NeuromorphicHardware,

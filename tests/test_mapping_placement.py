@@ -5,7 +5,6 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.placement import place, traffic
 from atomspark.sim.validation import AtomsparkError
