@@ -17,7 +17,7 @@ def check_in_ball(name: str, points, c: float = 1.0) -> np.ndarray:
     x = as_finite_array(name, points)
     if x.ndim == 0:
         raise AtomsparkError(f"{name}: expected points of shape (..., d), got a scalar")
-    sq = np.sum(x * x, axis=-1)
+    sq = np.atleast_1d(np.sum(x * x, axis=-1))
     bad = np.argwhere(c * sq >= 1.0)
     if bad.size:
         idx = tuple(int(i) for i in bad[0])
