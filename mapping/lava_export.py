@@ -1,0 +1,378 @@
+"""Export a sim Graph to Lava: build the Lava process graph, write/read a bundle, verify it.
+
+* `build_lava(net, steps, record_dir)` makes the Processes (lava.proc.lif LIF, lava.proc.sparse
+  Sparse with binary or graded messages, atomspark's VNAtom) and a Recorder per population.
+* `export_lava(graph_or_net, out_dir)` writes weights.npz, metadata.json and run_bundle.py.
+* `load_bundle(out_dir)` reads it back, rejecting a corrupt or incomplete bundle.
+* `verify_lava(source, steps)` runs the network on Lava's Loihi2SimCfg and compares every
+  population's per-step output with the NumPy reference of the same timing (and so with the
+  engine's delay-1 projections): bit-exact in fixed point, within `FLOAT_TOLERANCE` in float.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from atomspark.mapping.lava_net import (
+    LavaConnection,
+    LavaNet,
+    LavaPopulation,
+    from_graph,
+    reference_run,
+)
+from atomspark.networks.model_io import atomic_write_text, load_arrays, save_arrays
+from atomspark.sim.graph import Graph
+from atomspark.sim.validation import AtomsparkError, require_int
+
+BUNDLE_KIND = "lava_bundle"
+BUNDLE_VERSION = 1
+WEIGHTS_FILE = "weights.npz"
+META_FILE = "metadata.json"
+ENTRY_FILE = "run_bundle.py"
+GRADED_MESSAGE_BITS = 24  # Loihi 2 graded spike payload used for VN change events
+FLOAT_TOLERANCE = 1e-9  # max |Lava - reference| per output in float (summation order only)
+SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
+
+_ENTRY_SOURCE = '''"""Run this atomspark Lava bundle: python run_bundle.py --steps N [--out outputs.npz].
+
+Needs lava-nc 0.10 and atomspark (for the VNAtom ProcessModels) in the running environment.
+"""
+
+import sys
+from pathlib import Path
+
+from atomspark.mapping.lava_export import run_bundle_cli
+
+if __name__ == "__main__":
+    sys.exit(run_bundle_cli(Path(__file__).resolve().parent, sys.argv[1:]))
+'''
+
+
+def as_lava_net(source: Graph | LavaNet | str | Path) -> LavaNet:
+    """A LavaNet from a sim Graph, a LavaNet, or a bundle directory."""
+    if isinstance(source, LavaNet):
+        return source
+    if isinstance(source, Graph):
+        return from_graph(source)
+    if isinstance(source, (str, Path)):
+        return load_bundle(source)
+    raise AtomsparkError(f"source: expected a Graph, LavaNet or bundle path, got {type(source)}")
+
+
+# ---------------------------------------------------------------- building and running on Lava
+
+
+def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
+    """Create and connect the Lava Processes; returns {'procs': {name: proc}, 'recorders': ...}."""
+    from atomspark.mapping.lava_procs.recorder import Recorder
+    from atomspark.mapping.lava_procs.vn_atom import VNAtom
+    from lava.proc.lif.process import LIF
+    from lava.proc.sparse.process import Sparse
+
+    procs, recorders = {}, {}
+    for p in net.populations:
+        k, a = p.scalars, p.arrays
+        if p.model == "lif":
+            bias = (a["bias_mant"], a["bias_exp"]) if p.arithmetic == "fixed" else (a["bias"], 0)
+            procs[p.name] = LIF(
+                shape=(p.size,),
+                u=a["u_init"],
+                v=a["v_init"],
+                du=k["du"],
+                dv=k["dv"],
+                vth=k["vth"],
+                bias_mant=bias[0],
+                bias_exp=bias[1],
+                name=p.name,
+            )
+        else:
+            procs[p.name] = VNAtom(
+                size=p.size,
+                drive=a["drive"],
+                thresh=a["thresh"],
+                g_init=a["g_init"],
+                eta=k.get("eta", 0.0),
+                event_threshold=k.get("event_threshold", 0.0),
+                eta_mant=k.get("eta_mant", 0),
+                eta_shift=k.get("eta_shift", 0),
+                name=p.name,
+            )
+        path = str(Path(record_dir) / f"{p.name}.npy")
+        recorders[p.name] = Recorder(size=p.size, steps=steps, path=path)
+        procs[p.name].s_out.connect(recorders[p.name].a_in)
+    for c in net.connections:
+        fixed = net.population(c.target).arithmetic == "fixed"
+        weights = c.weights.astype(np.int32) if fixed else c.weights.astype(np.float64)
+        conn = Sparse(
+            weights=weights,
+            num_message_bits=GRADED_MESSAGE_BITS if c.graded else 0,
+            weight_exp=int(c.weight_exp),
+            num_weight_bits=8,
+            name=f"{c.source}->{c.target}",
+        )
+        procs[c.source].s_out.connect(conn.s_in)
+        conn.a_out.connect(procs[c.target].a_in)
+    return {"procs": procs, "recorders": recorders}
+
+
+def run_lava(net: LavaNet, steps: int, select_tag: str | None = None) -> dict[str, np.ndarray]:
+    """Run on Loihi2SimCfg for `steps`; returns each population's (steps, size) output."""
+    from lava.magma.core.run_conditions import RunSteps
+    from lava.magma.core.run_configs import Loihi2SimCfg
+
+    steps = require_int("steps", steps, minimum=1)
+    tag = select_tag or SELECT_TAG[net.arithmetic]
+    with tempfile.TemporaryDirectory(prefix="atomspark_lava_") as tmp:
+        built = build_lava(net, steps, tmp)
+        first = next(iter(built["procs"].values()))
+        try:
+            first.run(condition=RunSteps(num_steps=steps), run_cfg=Loihi2SimCfg(select_tag=tag))
+        finally:
+            first.stop()
+        return {name: np.load(Path(tmp) / f"{name}.npy") for name in built["recorders"]}
+
+
+# ---------------------------------------------------------------- verification
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Lava vs the NumPy reference (per-step outputs) and, for a Graph, vs the engine.
+
+    lava_vs_reference: max |difference| of each population's per-step output (spikes or dg).
+    lava_vs_engine: VN: max |g_lava - g_engine| over all steps; LIF: max |difference| of the
+    per-step spike counts and of the per-unit spike totals. Empty when no Graph was given or a
+    population has no engine counterpart (integer VN atoms)."""
+
+    arithmetic: str
+    steps: int
+    lava_vs_reference: dict[str, float]
+    lava_vs_engine: dict[str, float]
+    lava_events: dict[str, int]
+    tolerance: float
+
+    @property
+    def passed(self) -> bool:
+        errors = list(self.lava_vs_reference.values()) + list(self.lava_vs_engine.values())
+        return all(err <= self.tolerance for err in errors)
+
+
+def compare_outputs(
+    lava: dict[str, np.ndarray], reference: dict[str, np.ndarray]
+) -> dict[str, float]:
+    """Max |difference| per population of two runs' (steps, size) outputs."""
+    errors = {}
+    for name, ref in reference.items():
+        got = lava[name]
+        if got.shape != ref.shape:
+            raise AtomsparkError(f"{name}: Lava output shape {got.shape}, expected {ref.shape}")
+        diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+        errors[name] = float(diff.max(initial=0.0))
+    return errors
+
+
+def compare_with_engine(graph: Graph, net: LavaNet, lava: dict[str, np.ndarray], steps: int):
+    """Run the engine on `graph` and compare Lava's outputs with its traces and event counts."""
+    from atomspark.sim.engine import Engine
+
+    vn = [p.name for p in net.populations if p.model == "vn"]
+    engine = Engine(graph)
+    prof = engine.run(steps, record=tuple((name, "g") for name in vn))
+    errors = {}
+    for i, p in enumerate(net.populations):
+        out = lava[p.name]
+        if p.model == "vn":
+            g_lava = p.arrays["g_init"] + np.cumsum(out, axis=0)
+            diff = np.abs(g_lava - engine.traces[(p.name, "g")])
+            if p.scalars.get("event_threshold", 0.0) == 0.0:
+                errors[p.name] = float(diff.max(initial=0.0))
+        else:
+            counts = np.count_nonzero(out, axis=1)
+            totals = np.count_nonzero(out, axis=0)
+            errors[p.name] = float(
+                max(
+                    np.abs(counts - prof.events[:, i]).max(initial=0),
+                    np.abs(totals - prof.unit_events[i]).max(initial=0),
+                )
+            )
+    return errors
+
+
+def verify_lava(source: Graph | LavaNet | str | Path, steps: int) -> VerifyReport:
+    """Run `source` on Lava (fixed_pt or floating_pt by its arithmetic) and compare with the
+    NumPy reference of Lava's timing and, for a Graph, with the engine: bit-exact (tolerance 0)
+    in fixed point, FLOAT_TOLERANCE in float."""
+    net = as_lava_net(source)
+    steps = require_int("steps", steps, minimum=1)
+    reference = reference_run(net, steps)  # also raises on any bit-width overflow first
+    lava = run_lava(net, steps)
+    engine = compare_with_engine(source, net, lava, steps) if isinstance(source, Graph) else {}
+    tol = 0.0 if net.arithmetic == "fixed" else FLOAT_TOLERANCE
+    events = {name: int(np.count_nonzero(out)) for name, out in lava.items()}
+    return VerifyReport(
+        net.arithmetic, steps, compare_outputs(lava, reference), engine, events, tol
+    )
+
+
+# ---------------------------------------------------------------- bundle
+
+
+def _atomspark_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("atomspark")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
+    """Write the bundle (weights.npz, metadata.json, run_bundle.py) to `out_dir`; returns it."""
+    net = as_lava_net(source)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays, pops, conns = {}, [], []
+    for i, p in enumerate(net.populations):
+        for key, val in p.arrays.items():
+            arrays[f"pop{i}_{key}"] = np.asarray(val)
+        pops.append(
+            {
+                "name": p.name,
+                "model": p.model,
+                "arithmetic": p.arithmetic,
+                "size": p.size,
+                "scalars": p.scalars,
+                "arrays": sorted(p.arrays),
+                "lava_process": "LIF" if p.model == "lif" else "VNAtom",
+            }
+        )
+    for i, c in enumerate(net.connections):
+        arrays[f"conn{i}_data"] = c.weights.data
+        arrays[f"conn{i}_indices"] = c.weights.indices
+        arrays[f"conn{i}_indptr"] = c.weights.indptr
+        conns.append(
+            {
+                "source": c.source,
+                "target": c.target,
+                "shape": list(c.weights.shape),
+                "weight_exp": int(c.weight_exp),
+                "graded": bool(c.graded),
+                "num_message_bits": GRADED_MESSAGE_BITS if c.graded else 0,
+                "delay": 1,
+                "lava_process": "Sparse",
+            }
+        )
+    save_arrays(out / WEIGHTS_FILE, BUNDLE_KIND, arrays, {"bundle_version": BUNDLE_VERSION})
+    meta = {
+        "kind": BUNDLE_KIND,
+        "bundle_version": BUNDLE_VERSION,
+        "atomspark_version": _atomspark_version(),
+        "arithmetic": net.arithmetic,
+        "select_tag": SELECT_TAG[net.arithmetic],
+        "populations": pops,
+        "projections": conns,
+        "weights_sha256": hashlib.sha256((out / WEIGHTS_FILE).read_bytes()).hexdigest(),
+    }
+    atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
+    atomic_write_text(out / ENTRY_FILE, _ENTRY_SOURCE)
+    return out
+
+
+def load_bundle(out_dir: str | Path) -> LavaNet:
+    """Read a bundle written by export_lava; a missing file, checksum mismatch, or missing
+    field/array raises an AtomsparkError naming what is wrong."""
+    out = Path(out_dir)
+    for name in (META_FILE, WEIGHTS_FILE, ENTRY_FILE):
+        if not (out / name).is_file():
+            raise AtomsparkError(f"bundle {out}: incomplete, {name} is missing")
+    try:
+        meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AtomsparkError(f"bundle {out}: {META_FILE} is not valid JSON ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("kind") != BUNDLE_KIND:
+        raise AtomsparkError(f"bundle {out}: {META_FILE} is not an atomspark Lava bundle")
+    if meta.get("bundle_version") != BUNDLE_VERSION:
+        raise AtomsparkError(
+            f"bundle {out}: version {meta.get('bundle_version')!r}, this reads {BUNDLE_VERSION}"
+        )
+    digest = hashlib.sha256((out / WEIGHTS_FILE).read_bytes()).hexdigest()
+    if digest != meta.get("weights_sha256"):
+        raise AtomsparkError(f"bundle {out}: {WEIGHTS_FILE} is corrupt (checksum mismatch)")
+    arrays, _ = load_arrays(out / WEIGHTS_FILE, BUNDLE_KIND)
+    try:
+        pops = [
+            LavaPopulation(
+                p["name"],
+                p["model"],
+                p["arithmetic"],
+                int(p["size"]),
+                dict(p["scalars"]),
+                {key: _array(arrays, f"pop{i}_{key}", out) for key in p["arrays"]},
+            )
+            for i, p in enumerate(meta["populations"])
+        ]
+        conns = [
+            LavaConnection(
+                c["source"],
+                c["target"],
+                sp.csr_matrix(
+                    (
+                        _array(arrays, f"conn{i}_data", out),
+                        _array(arrays, f"conn{i}_indices", out),
+                        _array(arrays, f"conn{i}_indptr", out),
+                    ),
+                    shape=tuple(c["shape"]),
+                ),
+                int(c["weight_exp"]),
+                bool(c["graded"]),
+            )
+            for i, c in enumerate(meta["projections"])
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, AtomsparkError):
+            raise
+        raise AtomsparkError(
+            f"bundle {out}: {META_FILE} incomplete or inconsistent ({exc})"
+        ) from exc
+    net = LavaNet(pops, conns)
+    names = {p.name for p in pops}
+    for c in conns:
+        if c.source not in names or c.target not in names:
+            raise AtomsparkError(
+                f"bundle {out}: projection {c.source}->{c.target} names no population"
+            )
+    return net
+
+
+def _array(arrays: dict, key: str, out: Path) -> np.ndarray:
+    if key not in arrays:
+        raise AtomsparkError(f"bundle {out}: {WEIGHTS_FILE} lacks array {key!r}")
+    return arrays[key]
+
+
+def run_bundle_cli(bundle_dir: Path, argv: list[str]) -> int:
+    """Entry point of run_bundle.py: run the bundle on Lava, print event counts, save outputs."""
+    parser = argparse.ArgumentParser(description="Run an atomspark Lava bundle on Loihi2SimCfg")
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--out", type=Path, default=None, help="save outputs (.npz)")
+    parser.add_argument("--verify", action="store_true", help="compare with the NumPy reference")
+    args = parser.parse_args(argv)
+    net = load_bundle(bundle_dir)
+    outputs = run_lava(net, args.steps)
+    for name, rec in outputs.items():
+        print(f"{name}: {int(np.count_nonzero(rec))} events in {args.steps} steps")
+    if args.out is not None:
+        np.savez(args.out, **outputs)
+    if args.verify:
+        errors = compare_outputs(outputs, reference_run(net, args.steps))
+        tol = 0.0 if net.arithmetic == "fixed" else FLOAT_TOLERANCE
+        print(f"verify against the NumPy reference: max |error| {errors} (tolerance {tol})")
+        return 0 if all(e <= tol for e in errors.values()) else 1
+    return 0
