@@ -204,3 +204,19 @@ def test_settle_rejects_bad_inputs(rng):
         solve_layer(S, U, x, None, 0.1, topk=5)
     with pytest.raises(AtomsparkError, match="lam"):
         solve_layer(S, U, x, None, -0.1)
+
+
+def test_one_sample_input_and_float32_model(rng):
+    model64 = VNModel.random(8, [(6, 3)], lam=0.05, seed=9)
+    x = rng.standard_normal(8)
+    one = settle(model64, x, tol=1e-10)
+    batch = settle(model64, np.stack([x, x]), tol=1e-10)
+    assert one.codes[0].shape == (1, 6)
+    # same problem per row; BLAS may round a batch differently from a single row
+    np.testing.assert_allclose(batch.codes[0], np.repeat(one.codes[0], 2, axis=0), atol=1e-9)
+    assert predict_masked(model64, x, np.ones(8)).shape == (8,)
+    layer = model64.layers[0]
+    model32 = VNModel.from_arrays([layer.S], [layer.U], 0.05, dtype=np.float32)
+    r32 = settle(model32, x, tol=1e-5)
+    assert r32.codes[0].dtype == np.float32 and r32.energy.dtype == np.float32
+    np.testing.assert_allclose(r32.codes[0], one.codes[0], atol=1e-4)
