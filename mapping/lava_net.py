@@ -31,8 +31,8 @@ ARITHMETIC = ("float", "fixed")
 class LavaPopulation:
     """One Lava neuron Process: model 'lif' or 'vn', arithmetic 'float' or 'fixed'.
 
-    scalars: du, dv, vth (LIF); eta, event_threshold (VN float); eta_mant, eta_shift, frac_bits
-    (VN fixed). arrays (per unit): bias_mant, bias_exp / bias, u_init, v_init (LIF);
+    scalars: du, dv, vth (LIF); eta, event_threshold (VN float); eta_mant, eta_shift, frac_bits,
+    c_shift (VN fixed). arrays (per unit): bias_mant, bias_exp / bias, u_init, v_init (LIF);
     drive, thresh, g_init (VN)."""
 
     name: str
@@ -183,6 +183,7 @@ def vn_fixed_population(name: str, params: VNFixedParams, g_init=None) -> LavaPo
         "frac_bits": int(params.frac_bits),
         "eta_mant": int(params.eta_mant),
         "eta_shift": int(params.eta_shift),
+        "c_shift": int(params.c_shift),
     }
     arrays = {"drive": params.drive, "thresh": params.thresh, "g_init": g0}
     return LavaPopulation(name, "vn", "fixed", params.size, scalars, arrays)

@@ -2,7 +2,7 @@
 
 The engine (sim/) has a float VN atom only; this is the integer unit that the Lava export runs
 (mapping/lava_procs/vn_atom.py calls `vn_fixed_step`, so Lava and this reference are the same
-code path). Values are integers in units of 2**-frac_bits. Per step, as the float unit:
+code path). Values are integers (see VNFixedParams for their units). Per step, as the float unit:
 
     c  <- c + a_in                                  (a_in: graded events G dg, already scaled)
     x  <- g + ((eta_mant * (drive - c)) >> eta_shift)   (arithmetic shift = floor)
@@ -28,13 +28,17 @@ ETA_MANT_BITS = 12  # eta mantissa: unsigned, like Loihi's 12-bit decay constant
 
 @dataclass(frozen=True)
 class VNFixedParams:
-    """Integer VN population: eta = eta_mant * 2**-eta_shift; drive, thresh in 2**-frac_bits."""
+    """Integer VN population. g and thresh are in units of 2**-frac_bits; c and drive in the
+    finer units 2**-(frac_bits + c_shift), so the graded sums of 8-bit Gram mantissas arrive
+    without any rounding; eta_shift includes c_shift (eta = eta_mant * 2**-(eta_shift - c_shift)).
+    """
 
     frac_bits: int
     eta_mant: int
     eta_shift: int
     drive: np.ndarray
     thresh: np.ndarray
+    c_shift: int = 0
 
     def __post_init__(self) -> None:
         require_int("frac_bits", self.frac_bits, minimum=0)
@@ -43,7 +47,8 @@ class VNFixedParams:
             raise AtomsparkError(
                 f"eta_mant: must fit {ETA_MANT_BITS} unsigned bits (< {2**ETA_MANT_BITS}), got {mant}"
             )
-        require_int("eta_shift", self.eta_shift, minimum=0)
+        require_int("c_shift", self.c_shift, minimum=0)
+        require_int("eta_shift", self.eta_shift, minimum=self.c_shift)
         for key in ("drive", "thresh"):
             arr = np.asarray(getattr(self, key))
             if arr.dtype.kind not in "iu":

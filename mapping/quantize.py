@@ -1,0 +1,222 @@
+"""Quantisation: float sim graphs -> Loihi fixed point, with the error it introduces.
+
+* `quantize_weights(w)`: one shared exponent per projection, 8-bit mantissas exactly as Lava's
+  Sparse/Dense keep them (mixed signs: even numbers in [-256, 254]; one sign: [0, 255]).
+* `quantize_lif(params, scale)`: float LIF -> LIFFixedParams (decays in 1/4096, threshold and
+  bias in units of 2**6 / scale, as Lava's bit-accurate LIF scales them).
+* `quantize_lif_graph(graph)`: a float LIF graph -> the engine's fixed-point graph.
+* `quantize_vn_graph(graph, frac_bits)`: a float VN graph -> an integer LavaNet (vn_fixed.py).
+* `vn_quantization_report(graph, net, steps)`: float vs fixed run: codes, active sets, events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from atomspark.mapping.lava_net import (
+    LavaConnection,
+    LavaNet,
+    from_graph,
+    reference_run,
+    vn_fixed_population,
+)
+from atomspark.mapping.vn_fixed import ETA_MANT_BITS, VNFixedParams
+from atomspark.sim import fixed_point as fx
+from atomspark.sim.graph import Graph, Population, Projection
+from atomspark.sim.units_lif import LIFFixedParams, LIFParams
+from atomspark.sim.units_vn import VNParams
+from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
+
+
+@dataclass(frozen=True)
+class QuantizedWeights:
+    """weights ~= mantissa * 2**weight_exp; max_abs_error is that approximation's worst entry."""
+
+    mantissa: np.ndarray
+    weight_exp: int
+    max_abs_error: float
+
+
+def quantize_weights(weights, min_exp: int | None = None) -> QuantizedWeights:
+    """Smallest shared exponent whose 8-bit Lava mantissas hold every weight without clipping;
+    min_exp bounds it from below (the engine's LIF projections need weight_exp >= 0)."""
+    w = as_finite_array("weights", weights)
+    if w.size == 0 or not np.any(w):
+        return QuantizedWeights(np.zeros(w.shape, np.int64), 0, 0.0)
+    mixed = w.min() < 0 < w.max()
+    limit = 254.0 if mixed else 255.0
+    exp = int(np.ceil(np.log2(np.abs(w).max() / limit)))
+    if min_exp is not None:
+        exp = max(exp, int(min_exp))
+    while True:
+        step = 2.0 ** (exp + 1) if mixed else 2.0**exp
+        mant = np.round(w / step) * (2 if mixed else 1)
+        if np.abs(mant).max() <= limit:
+            break
+        exp += 1  # rounding pushed one value past the limit
+    mant = mant.astype(np.int64)
+    if not np.array_equal(fx.lava_dense_weights(mant), mant):
+        raise AtomsparkError("weights: internal error, mantissas are not Lava-representable")
+    err = float(np.abs(mant * 2.0**exp - w).max())
+    return QuantizedWeights(mant, exp, err)
+
+
+def _decay_to_int(name: str, value: float, offset: int) -> int:
+    d = int(round(float(value) * fx.DECAY_UNITY)) - offset
+    lo, hi = fx.BIT_RANGES["du"]
+    if not lo <= d <= hi:
+        raise AtomsparkError(
+            f"{name}: decay {value} becomes {d} in 1/4096 units (with Lava's +{offset} offset), "
+            f"outside the 12-bit range [{lo}, {hi}]"
+        )
+    return d
+
+
+def quantize_lif(params: LIFParams, scale: float) -> LIFFixedParams:
+    """Float LIF -> Loihi LIF where one unit of float input equals `scale` integer weight units.
+
+    Lava shifts synaptic input and the threshold by 6 bits, so v_int = 2**6 * scale * v_float:
+    vth = round(scale * vth); bias = round(2**6 * scale * bias) as a 13-bit mantissa and 3-bit
+    exponent. du keeps Lava's +1 offset (du_int = round(4096 du) - 1)."""
+    if not isinstance(params, LIFParams):
+        raise AtomsparkError(f"params: expected LIFParams, got {type(params).__name__}")
+    scale = require_positive("scale", scale)
+    if params.refractory or params.v_reset or params.du2 is not None:
+        raise AtomsparkError("params: Loihi's LIF has no refractory period, v_reset 0, one current")
+    du = _decay_to_int("du", params.du, fx.CURRENT_DECAY_OFFSET)
+    dv = _decay_to_int("dv", params.dv, fx.VOLTAGE_DECAY_OFFSET)
+    vth = fx.check_bit_range("quantize_lif", "vth", round(params.vth * scale))
+    bias = np.round(np.asarray(params.bias, np.float64) * scale * 2**fx.VTH_SHIFT).astype(np.int64)
+    exp = np.zeros_like(bias)
+    big = np.abs(bias) > fx.BIT_RANGES["bias_mant"][1]
+    while np.any(big):
+        exp[big] += 1
+        big = np.abs(bias >> exp) > fx.BIT_RANGES["bias_mant"][1]
+    fx.check_bit_range("quantize_lif", "bias_exp", exp)
+    mant = np.where(exp > 0, np.round(bias / 2.0**exp), bias).astype(np.int64)
+    return LIFFixedParams(du=du, dv=dv, vth=int(vth), bias_mant=mant, bias_exp=exp)
+
+
+def quantize_lif_graph(graph: Graph, scale: float | None = None) -> Graph:
+    """A float LIF graph -> the engine's fixed-point LIF graph (bit-exact on Lava); `scale`
+    defaults to the largest one that keeps every projection's weights in 8 bits with exponent 0."""
+    if any(not isinstance(p.params, LIFParams) for p in graph.populations):
+        raise AtomsparkError("graph: quantize_lif_graph needs float LIF populations only")
+    if scale is None:
+        wmax = max((np.abs(p.data).max(initial=0) for p in graph.projections), default=0)
+        scale = 254.0 / wmax if wmax > 0 else 1.0
+    pops = [Population(p.name, p.size, quantize_lif(p.params, scale)) for p in graph.populations]
+    projs = []
+    for proj in graph.projections:
+        n_tgt, n_src = proj.shape
+        w = sp.csr_matrix((proj.data, proj.indices, proj.indptr), shape=(n_src, n_tgt)).T
+        q = quantize_weights(w.toarray() * scale, min_exp=0)
+        projs.append(Projection(proj.source, proj.target, q.mantissa, weight_exp=q.weight_exp))
+    return Graph(pops, projs)
+
+
+def quantize_eta(eta: float) -> tuple[int, int]:
+    """eta ~= eta_mant * 2**-eta_shift with a 12-bit mantissa in [2**11, 2**12)."""
+    eta = require_positive("eta", eta)
+    shift = ETA_MANT_BITS - 1 - int(np.floor(np.log2(eta)))
+    if shift < 0:
+        raise AtomsparkError(f"eta: {eta} is too large for a 12-bit mantissa with shift >= 0")
+    mant = int(round(eta * 2**shift))
+    if mant >= 2**ETA_MANT_BITS:
+        mant, shift = mant >> 1, shift - 1
+    return mant, shift
+
+
+def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> LavaNet:
+    """A float VN graph (e.g. networks.vn_compile) -> integer LavaNet: codes in units of
+    2**-frac_bits, Gram blocks as 8-bit mantissas with one exponent per projection, and each
+    population's c kept in the finest unit of its incoming projections so that no per-step
+    rounding accumulates (the only errors are the weight, drive, threshold and eta roundings
+    and the floor of the eta product)."""
+    frac_bits = require_int("frac_bits", frac_bits, minimum=0)
+    float_net = from_graph(graph)
+    if any(p.model != "vn" for p in float_net.populations):
+        raise AtomsparkError("graph: quantize_vn_graph needs VN populations only")
+    unit = 2.0**frac_bits
+    weights = {id(c): quantize_weights(c.weights.toarray()) for c in float_net.connections}
+    c_shift = {p.name: 0 for p in float_net.populations}
+    for c in float_net.connections:  # c holds exact sums: its unit is the finest incoming one
+        c_shift[c.target] = max(c_shift[c.target], -weights[id(c)].weight_exp)
+    pops = []
+    for p in float_net.populations:
+        if p.scalars["event_threshold"] != 0:
+            raise AtomsparkError(f"{p.name}.event_threshold: the integer atom sends every change")
+        mant, shift = quantize_eta(p.scalars["eta"])
+        s = c_shift[p.name]
+        params = VNFixedParams(
+            frac_bits=frac_bits,
+            eta_mant=mant,
+            eta_shift=shift + s,
+            drive=np.round(p.arrays["drive"] * unit * 2.0**s).astype(np.int64),
+            thresh=np.round(p.arrays["thresh"] * unit).astype(np.int64),
+            c_shift=s,
+        )
+        g0 = np.round(p.arrays["g_init"] * unit).astype(np.int64)
+        pops.append(vn_fixed_population(p.name, params, g0))
+    conns = []
+    for c in float_net.connections:
+        q = weights[id(c)]
+        w = sp.csr_matrix(q.mantissa.astype(np.float64))
+        exp = q.weight_exp + c_shift[c.target]  # >= 0: a left shift, exact
+        conns.append(LavaConnection(c.source, c.target, w, exp, graded=True))
+    return LavaNet(pops, conns)
+
+
+@dataclass(frozen=True)
+class VNQuantizationReport:
+    """Float vs integer VN run over the same steps, codes compared in float units.
+
+    code_max_abs_error / code_mean_abs_error: final codes; trajectory_max_abs_error: over all
+    steps; active_set_agreement: fraction of atoms whose (g != 0) agrees at the end;
+    events_float / events_fixed: change events sent in total; weight_max_abs_error: worst
+    weight rounding over all projections."""
+
+    frac_bits: int
+    code_max_abs_error: float
+    code_mean_abs_error: float
+    trajectory_max_abs_error: float
+    active_set_agreement: float
+    events_float: int
+    events_fixed: int
+    weight_max_abs_error: float
+
+
+def vn_quantization_report(graph: Graph, net: LavaNet, steps: int) -> VNQuantizationReport:
+    """Run the float graph and its integer LavaNet `net` (NumPy references) and compare codes."""
+    steps = require_int("steps", steps, minimum=1)
+    float_net = from_graph(graph)
+    out_f, out_q = reference_run(float_net, steps), reference_run(net, steps)
+    traj_err, final_f, final_q, ev_f, ev_q = 0.0, [], [], 0, 0
+    for pf, pq in zip(float_net.populations, net.populations):
+        unit = 2.0 ** pq.scalars["frac_bits"]
+        g_f = pf.arrays["g_init"] + np.cumsum(out_f[pf.name], axis=0)
+        g_q = (pq.arrays["g_init"] + np.cumsum(out_q[pq.name], axis=0)) / unit
+        traj_err = max(traj_err, float(np.abs(g_f - g_q).max()))
+        final_f.append(g_f[-1])
+        final_q.append(g_q[-1])
+        ev_f += int(np.count_nonzero(out_f[pf.name]))
+        ev_q += int(np.count_nonzero(out_q[pq.name]))
+    gf, gq = np.concatenate(final_f), np.concatenate(final_q)
+    w_err = 0.0
+    for cf, cq in zip(float_net.connections, net.connections):
+        c_shift = net.population(cq.target).scalars["c_shift"]
+        approx = cq.weights.toarray() * 2.0 ** (cq.weight_exp - c_shift)
+        w_err = max(w_err, float(np.abs(approx - cf.weights.toarray()).max()))
+    return VNQuantizationReport(
+        frac_bits=int(net.populations[0].scalars["frac_bits"]),
+        code_max_abs_error=float(np.abs(gf - gq).max()),
+        code_mean_abs_error=float(np.abs(gf - gq).mean()),
+        trajectory_max_abs_error=traj_err,
+        active_set_agreement=float(np.mean((gf != 0) == (gq != 0))),
+        events_float=ev_f,
+        events_fixed=ev_q,
+        weight_max_abs_error=w_err,
+    )
