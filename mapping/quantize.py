@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-
 from atomspark.mapping.lava_net import (
     LavaConnection,
     LavaNet,
@@ -27,7 +26,6 @@ from atomspark.mapping.vn_fixed import ETA_MANT_BITS, VNFixedParams
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.units_vn import VNParams
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
 
 
