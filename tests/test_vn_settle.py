@@ -217,6 +217,6 @@ def test_one_sample_input_and_float32_model(rng):
     assert predict_masked(model64, x, np.ones(8)).shape == (8,)
     layer = model64.layers[0]
     model32 = VNModel.from_arrays([layer.S], [layer.U], 0.05, dtype=np.float32)
-    r32 = settle(model32, x, tol=1e-5)
+    r32 = settle(model32, x, tol=1e-6, max_iter=20000)
     assert r32.codes[0].dtype == np.float32 and r32.energy.dtype == np.float32
-    np.testing.assert_allclose(r32.codes[0], one.codes[0], atol=1e-4)
+    np.testing.assert_allclose(r32.codes[0], one.codes[0], atol=2e-3)

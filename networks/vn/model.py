@@ -24,7 +24,10 @@ MODEL_KIND = "vn"
 
 @dataclass(frozen=True)
 class VNLayer:
-    """One VN layer: dictionaries S (d x K) and U (m x K), l1 weight lam, optional hard top-k."""
+    """One VN layer: dictionaries S (d x K) and U (m x K), l1 weight lam, optional hard top-k.
+
+    Arrays keep a float32/float64 dtype of S (U follows S); anything else becomes float64.
+    """
 
     S: np.ndarray
     U: np.ndarray
@@ -32,7 +35,9 @@ class VNLayer:
     topk: int | None = None
 
     def __post_init__(self) -> None:
-        S = as_finite_array("S", self.S, ndim=2)
+        given = np.asarray(self.S).dtype
+        dtype = given if given in (np.float32, np.float64) else np.float64
+        S = as_finite_array("S", self.S, ndim=2, dtype=dtype)
         U = as_finite_array("U", self.U, ndim=2, dtype=S.dtype)
         if S.shape[1] < 1:
             raise AtomsparkError(
