@@ -88,3 +88,23 @@ def test_unrolled_gradient_matches_finite_differences(rng):
         fd[idx] = (vals[0] - vals[1]) / (2 * eps)
     assert np.abs(grad).max() > 1e-3
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_atomic_hebb_matches_reference(normalize, rng):
+    from atomspark.networks.torch_path.vn_torch import atomic_hebb
+    from atomspark.networks.vn.hebb import atomic_hebb as np_hebb
+
+    model = _model()
+    x = rng.standard_normal((6, 12))
+    mask = (rng.random((6, 12)) > 0.2).astype(float)
+    ref_settle = np_settle(model, x, mask=mask, method="fista", **SETTLE)
+    ref = np_hebb(model, x, ref_settle, 0.3, 0.2, mask=mask, normalize=normalize)
+    tm = vn_to_torch(model)
+    codes = [torch.from_numpy(g) for g in ref_settle.codes]
+    atomic_hebb(tm, _t(x), codes, 0.3, 0.2, mask=_t(mask), normalize=normalize)
+    got = vn_from_torch(tm)
+    for a, b, old in zip(ref.layers, got.layers, model.layers):
+        assert not np.allclose(a.S, old.S)  # the update did something
+        np.testing.assert_allclose(b.S, a.S, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(b.U, a.U, rtol=1e-12, atol=1e-14)

@@ -7,7 +7,10 @@ NumPy -> torch -> NumPy returns bit-identical arrays.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
+from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, validate_params
+from atomspark.networks.torch_path.rsgn_torch import _DENSE_NAMES, TorchRSGN
 from atomspark.networks.torch_path.vn_torch import TorchVN
 from atomspark.networks.vn.model import VNModel
 from atomspark.sim.validation import AtomsparkError
@@ -44,3 +47,44 @@ def vn_from_torch(module: TorchVN) -> VNModel:
         topk=module.topk,
         dtype=_to_numpy(module.S[0]).dtype,
     )
+
+
+def rsgn_to_torch(
+    params: RSGNParams, config: RSGNConfig, device: torch.device | str | None = None
+) -> TorchRSGN:
+    """TorchRSGN holding copies of every learned array (sparse mode: CSR data in CSR order)."""
+    validate_params(params, config)
+    arrays = {k: _to_tensor(getattr(params, k), device) for k in _DENSE_NAMES}
+    rows = cols = None
+    if config.mode == "published":
+        arrays["affinity_u"] = _to_tensor(params.affinity_u, device)
+        arrays["affinity_v"] = _to_tensor(params.affinity_v, device)
+    else:
+        g = params.edge_affinity
+        arrays["edge_data"] = _to_tensor(g.data, device)
+        rows = _to_tensor(np.repeat(np.arange(config.n_nodes), np.diff(g.indptr)), device)
+        cols = _to_tensor(g.indices.astype(np.int64), device)
+    return TorchRSGN(config, arrays, rows, cols)
+
+
+def rsgn_from_torch(module: TorchRSGN) -> tuple[RSGNParams, RSGNConfig]:
+    """(RSGNParams, RSGNConfig) with the module's current parameters, validated."""
+    if not isinstance(module, TorchRSGN):
+        raise AtomsparkError(f"module: expected a TorchRSGN, got {type(module).__name__}")
+    config = module.config
+    kw = {k: _to_numpy(getattr(module, k)) for k in _DENSE_NAMES}
+    if config.mode == "published":
+        kw["affinity_u"] = _to_numpy(module.affinity_u)
+        kw["affinity_v"] = _to_numpy(module.affinity_v)
+    else:
+        n = config.n_nodes
+        rows = _to_numpy(module.edge_rows)
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        kw["edge_affinity"] = sp.csr_matrix(
+            (_to_numpy(module.edge_data), _to_numpy(module.edge_cols).astype(np.int32), indptr),
+            shape=(n, n),
+        )
+    params = RSGNParams(**kw)
+    validate_params(params, config)
+    return params, config

@@ -279,7 +279,8 @@ def atomic_hebb(
     U_l += rho_U r^h_l g_l^T / B, residuals taken at the settled codes (before any update).
 
     Only atoms with a non-zero code in some sample change. With `normalize`, each touched atom's
-    s and u columns are rescaled to unit norm afterwards (our scale control).
+    s column (and u column, where the layer has a top-down target) is rescaled to unit norm
+    afterwards: the reference's scale control (networks/vn/hebb.py).
     """
     L = model.n_layers
     B = x.shape[0]
@@ -293,15 +294,16 @@ def atomic_hebb(
         r_x = x_l - g @ S.T
         if i == 0 and mask is not None:
             r_x = r_x * mask.to(x.dtype)
-        dS = rs[i] * (r_x.T @ g) / B
+        dS = (rs[i] / B) * (r_x.T @ g)
         h_l = codes[i + 1] @ model.S[i + 1].T if i < L - 1 else h_top
-        dU = torch.zeros_like(U) if h_l is None else ru[i] * ((h_l - g @ U.T).T @ g) / B
+        dU = torch.zeros_like(U) if h_l is None else (ru[i] / B) * ((h_l - g @ U.T).T @ g)
         updates.append((dS, dU, (g != 0).any(0)))
     for i, (dS, dU, touched) in enumerate(updates):
         model.S[i].add_(dS)
         model.U[i].add_(dU)
         if normalize:
-            for P in (model.S[i], model.U[i]):
+            has_target = i < L - 1 or h_top is not None
+            for P in (model.S[i], model.U[i]) if has_target else (model.S[i],):
                 norms = P.norm(dim=0)
                 scale = torch.where(touched & (norms > 0), 1.0 / norms, torch.ones_like(norms))
                 P.mul_(scale)

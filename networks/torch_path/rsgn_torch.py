@@ -1,0 +1,201 @@
+"""RSGN as a differentiable torch module, equal to the NumPy reference forward pass
+(atomspark.networks.rsgn.dynamics) in both configurations.
+
+Parameter names follow RSGNParams. Weight matrices act on row vectors (y = x @ w + b).
+published: dense N x N weights with low-rank affinity sigmoid(u v^T), Euclidean ignition.
+sparse: one learned affinity per stored edge (`edge_data`, the CSR data in CSR order; the
+pattern is a fixed buffer); the weight matrix is scattered densely on the device (N is small,
+and dense matmuls are what a GPU does well), hyperbolic ignition and the exact-zero event cutoff.
+
+`project_()` keeps positions inside the ball (and thresholds/affinities in range) after each
+optimiser step. Gradients never see the arccosh singularity: the diagonal of the distance
+matrix is excluded before arccosh.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from atomspark.networks.rsgn.model import RSGNConfig
+from torch import nn
+
+_INHIBITION_EPS = 1e-6
+_DENSE_NAMES = (
+    "positions",
+    "levels",
+    "thresholds",
+    "embed_w1",
+    "embed_b1",
+    "embed_w2",
+    "embed_b2",
+    "spark_scale",
+    "w_h",
+    "b_h",
+    "ln_gain",
+    "ln_bias",
+    "init_w",
+    "init_b",
+    "cls_w",
+    "cls_b",
+)
+
+
+class TorchRSGN(nn.Module):
+    """Learned RSGN arrays as Parameters; `forward(tokens)` -> (scores, alpha_final)."""
+
+    def __init__(
+        self,
+        config: RSGNConfig,
+        arrays: dict[str, torch.Tensor],
+        edge_rows: torch.Tensor | None = None,
+        edge_cols: torch.Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        for name in _DENSE_NAMES:
+            setattr(self, name, nn.Parameter(arrays[name].clone()))
+        if config.mode == "published":
+            self.affinity_u = nn.Parameter(arrays["affinity_u"].clone())
+            self.affinity_v = nn.Parameter(arrays["affinity_v"].clone())
+        else:
+            self.edge_data = nn.Parameter(arrays["edge_data"].clone())
+            self.register_buffer("edge_rows", edge_rows.clone())
+            self.register_buffer("edge_cols", edge_cols.clone())
+
+    # ----- weights and neighbourhoods -------------------------------------------------------
+    def _geodesic(self, p: torch.Tensor, q: torch.Tensor, off_diagonal: torch.Tensor | None):
+        """arccosh(1 + 2c|p-q|^2 / ((1-c|p|^2)(1-c|q|^2))) / sqrt(c), elementwise over broadcast."""
+        c = self.config.curvature
+        diff2 = ((p - q) ** 2).sum(-1)
+        den = (1.0 - c * (p * p).sum(-1)) * (1.0 - c * (q * q).sum(-1))
+        arg = torch.clamp(1.0 + 2.0 * c * diff2 / den, min=1.0)
+        if off_diagonal is not None:
+            arg = torch.where(off_diagonal, arg, torch.full_like(arg, 2.0))
+        return torch.arccosh(arg) / c**0.5
+
+    def _level_factor(self, li: torch.Tensor, lj: torch.Tensor) -> torch.Tensor:
+        z = li - lj + 1.0
+        return torch.logaddexp(torch.zeros_like(z), z)
+
+    def connection_weights(self) -> torch.Tensor:
+        """Dense (N, N) W with the sender on the row (zero where no edge, zero diagonal)."""
+        cfg, p = self.config, self.positions
+        n = cfg.n_nodes
+        if cfg.mode == "published":
+            off = ~torch.eye(n, dtype=torch.bool, device=p.device)
+            d = self._geodesic(p[:, None, :], p[None, :, :], off)
+            aff = torch.sigmoid(self.affinity_u @ self.affinity_v.T)
+            level = self._level_factor(self.levels[:, None], self.levels[None, :])
+            return torch.where(off, aff * torch.exp(-d / cfg.tau) * level, torch.zeros_like(d))
+        r, c = self.edge_rows, self.edge_cols
+        d = self._geodesic(p[r], p[c], None)
+        data = (
+            self.edge_data
+            * torch.exp(-d / cfg.tau)
+            * self._level_factor(self.levels[r], self.levels[c])
+        )
+        W = torch.zeros(n, n, dtype=p.dtype, device=p.device)
+        return W.index_put((r, c), data)
+
+    def edge_pattern(self) -> torch.Tensor:
+        """0/1 (N, N) matrix of stored edges (sparse mode)."""
+        n = self.config.n_nodes
+        P = torch.zeros(n, n, dtype=self.positions.dtype, device=self.positions.device)
+        return P.index_put((self.edge_rows, self.edge_cols), torch.ones_like(self.edge_data))
+
+    def inhibition_neighbourhood(self) -> torch.Tensor:
+        """0/1 neighbourhoods, self included (no gradient: a fixed structure per step)."""
+        cfg = self.config
+        with torch.no_grad():
+            if cfg.mode == "published":
+                p = self.positions
+                d = torch.sqrt(((p[:, None, :] - p[None, :, :]) ** 2).sum(-1))
+                return (d < cfg.inhibition_radius).to(p.dtype)
+            P = self.edge_pattern()
+            eye = torch.eye(cfg.n_nodes, dtype=P.dtype, device=P.device)
+            return ((P + P.T + eye) > 0).to(P.dtype)
+
+    # ----- dynamics ---------------------------------------------------------------------------
+    def spark_points(self, tokens: torch.Tensor) -> torch.Tensor:
+        """MLP(d_in -> 4 dim, GELU -> dim, tanh) * spark_scale, projected into the ball."""
+        cfg = self.config
+        z = torch.tanh(
+            F.gelu(tokens @ self.embed_w1 + self.embed_b1) @ self.embed_w2 + self.embed_b2
+        )
+        z = z * self.spark_scale
+        trigger = 1.0 if cfg.mode == "published" else cfg.spark_max_norm
+        return _project(z, cfg.spark_max_norm, cfg.curvature, trigger)
+
+    def ignition(self, tokens: torch.Tensor) -> torch.Tensor:
+        """alpha_i = exp(-min_t dist(spark_t, p_i)^2 / (2 sigma^2)), (B, N)."""
+        cfg = self.config
+        sparks = self.spark_points(tokens)[:, :, None, :]
+        p = self.positions[None, None, :, :]
+        if cfg.mode == "published":
+            d2 = ((sparks - p) ** 2).sum(-1)
+        else:
+            d2 = self._geodesic(sparks, p, None) ** 2
+        alpha = torch.exp(-d2.amin(1) / (2.0 * cfg.ignition_sigma**2))
+        if cfg.mode == "sparse":
+            alpha = torch.where(alpha > cfg.cutoff, alpha, torch.zeros_like(alpha))
+        return alpha
+
+    def forward(
+        self, tokens: torch.Tensor, n_steps: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokens (B, L, d_in) -> (class scores (B, C), final activations alpha (B, N))."""
+        cfg = self.config
+        sparse = cfg.mode == "sparse"
+        tokens = tokens.to(self.positions.dtype)
+        alpha = self.ignition(tokens)
+        h0 = tokens.mean(1) @ self.init_w + self.init_b
+        h = h0[:, None, :] * alpha[:, :, None]
+        W = self.connection_weights()
+        nb = self.inhibition_neighbourhood()
+        nb_size = nb.sum(1)
+        pattern = self.edge_pattern() if sparse else None
+        zero = torch.zeros((), dtype=alpha.dtype, device=alpha.device)
+        for _ in range(cfg.n_steps if n_steps is None else int(n_steps)):
+            gate = alpha > cfg.cutoff
+            x = h * (alpha * gate)[:, :, None]
+            m = torch.einsum("ij,bid->bjd", W, x)
+            h_new = m @ self.w_h + self.b_h
+            drive = alpha + cfg.signal_gain * torch.linalg.vector_norm(h_new, dim=-1)
+            alpha_new = torch.sigmoid((drive - self.thresholds) / cfg.temperature)
+            if sparse:
+                received = (gate.to(alpha.dtype) @ pattern) > 0
+                alpha_new = torch.where(
+                    (gate | received) & (alpha_new > cfg.cutoff), alpha_new, zero
+                )
+            h = F.layer_norm(
+                h_new + h, (cfg.d_hidden,), self.ln_gain, self.ln_bias, cfg.layer_norm_eps
+            )
+            h = h * alpha_new[:, :, None]
+            total = alpha_new @ nb.T + _INHIBITION_EPS
+            alpha = torch.clamp(alpha_new * nb_size / total, 0.0, 1.0)
+            if sparse:
+                alpha = torch.where(alpha > cfg.cutoff, alpha, zero)
+                h = h * (alpha > 0)[:, :, None]
+        features = torch.einsum("bn,bnd->bd", alpha, h)
+        return features @ self.cls_w + self.cls_b, alpha
+
+    @torch.no_grad()
+    def project_(self) -> None:
+        """After an optimiser step: positions back into the ball, thresholds and edge affinities
+        into their valid ranges (the constraints the reference model validates)."""
+        cfg = self.config
+        trigger = 1.0 if cfg.mode == "published" else cfg.position_max_norm
+        self.positions.copy_(
+            _project(self.positions, cfg.position_max_norm, cfg.curvature, trigger)
+        )
+        lo, hi = cfg.threshold_bounds
+        self.thresholds.clamp_(lo, hi)
+        if cfg.mode == "sparse":
+            self.edge_data.clamp_(0.0, 1.0)
+
+
+def _project(x: torch.Tensor, max_norm: float, c: float, trigger: float) -> torch.Tensor:
+    """Rescale rows with norm (in units of the ball radius) >= trigger to norm max_norm."""
+    n = torch.linalg.vector_norm(x, dim=-1, keepdim=True) * c**0.5
+    safe = torch.where(n > 0, n, torch.ones_like(n))
+    return x * torch.where(n >= trigger, max_norm / safe, torch.ones_like(n))
