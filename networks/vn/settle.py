@@ -239,7 +239,8 @@ def settle(
             codes[l][active] = sub[l]
         n_sweeps[active] += 1
         trace.append(total_energy(model, codes, x, mask, h_top))
-        done = (change <= tol) & blocks_ok
+        # One layer: its converged block solve is the whole problem; no confirming sweep.
+        done = blocks_ok if L == 1 else (change <= tol) & blocks_ok
         converged[active[done]] = True
         active = active[~done]
     return SettleResult(
