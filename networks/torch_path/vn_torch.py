@@ -218,7 +218,8 @@ def settle(
     order = list(range(L)) + list(range(L - 2, 0, -1))
     active = torch.ones(B, dtype=torch.bool, device=device)
     n_sweeps = 0
-    for n_sweeps in range(1, sweeps + 1):
+    for _ in range(sweeps):
+        n_sweeps += 1
         start = list(codes)
         blocks_ok = torch.ones(B, dtype=torch.bool, device=device)
         for i in order:

@@ -1,0 +1,469 @@
+"""Two-time-scale training driven by a TOML config, with atomic checkpoints and exact resume.
+
+RSGN ("rsgn-sequence"): fast scale = AdamW on cross-entropy (grad clip, cosine schedule),
+positions projected into the ball after each step; slow scale, after each step = the reference's
+reward-modulated Hebbian affinity update and homeostatic thresholds (NumPy functions from
+networks/rsgn/plasticity.py), and in sparse mode prune/sprout every `structural_every` epochs.
+VN ("vn-dictionary"): settle each batch on the device, then batched Atomic-Hebb (the slow rule;
+no gradient optimiser is used for this task).
+
+Checkpoints (checkpoint.pt, every `checkpoint_every` steps and at the end) hold the model,
+optimiser, scheduler, torch and NumPy RNG states, the epoch's data order and position and the
+reward baseline, so that a resumed CPU run is bit-identical to an uninterrupted one.
+Outputs in out_dir: metrics.jsonl, metrics.png, checkpoint.pt, model.npz (NumPy model file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.rsgn.model import RSGNConfig, init_params, save_model
+from atomspark.networks.rsgn.plasticity import (
+    PlasticityConfig,
+    RewardBaseline,
+    hebbian_affinity_update,
+    homeostatic_thresholds,
+    prune_and_sprout,
+)
+from atomspark.networks.torch_path.config import load_config, validate_config
+from atomspark.networks.torch_path.convert import (
+    rsgn_from_torch,
+    rsgn_to_torch,
+    vn_from_torch,
+    vn_to_torch,
+)
+from atomspark.networks.torch_path.device import autocast_context, select_device
+from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle
+from atomspark.networks.vn.model import VNModel
+from atomspark.scenarios.datasets import (
+    hierarchical_sequences,
+    long_range_sequences,
+    sparse_dictionary_data,
+)
+from atomspark.sim.validation import AtomsparkError
+
+CHECKPOINT = "checkpoint.pt"
+CHECKPOINT_FORMAT = 1
+
+
+@dataclass
+class TrainResult:
+    """Where the outputs went and the last metrics."""
+
+    out_dir: Path
+    steps: int
+    final_metrics: dict
+    model_path: Path
+
+
+# ----- data and model construction -------------------------------------------------------------
+def build_data(cfg: dict):
+    """(train inputs, train targets, val inputs, val targets, extra) as NumPy arrays."""
+    d, seed = cfg["data"], cfg["seed"]
+    if cfg["task"] == "rsgn-sequence":
+        gen = hierarchical_sequences if d["kind"] == "hierarchical" else long_range_sequences
+        ds = gen(
+            n=d["n"],
+            length=d["length"],
+            dim=d["dim"],
+            n_classes=d["n_classes"],
+            noise=d["noise"],
+            seed=seed,
+        )
+        train, val = ds.split(1.0 - cfg["val_fraction"], seed=seed)
+        return train.tokens, train.labels, val.tokens, val.labels, {"n_classes": ds.n_classes}
+    data = sparse_dictionary_data(
+        n=d["n"],
+        dim=d["dim"],
+        n_atoms=d["n_atoms"],
+        active=d["active"],
+        noise=d["noise"],
+        seed=seed,
+    )
+    cut = int(round((1.0 - cfg["val_fraction"]) * d["n"]))
+    x = data.signals
+    return x[:cut], None, x[cut:], None, {"dictionary": data.dictionary}
+
+
+def _rsgn_config(cfg: dict, d_in: int, n_classes: int) -> RSGNConfig:
+    m = cfg["model"]
+    if m["d_in"] is not None and m["d_in"] != d_in:
+        raise AtomsparkError(f"data: tokens have dimension {d_in} but model.d_in is {m['d_in']}")
+    keys = (
+        "mode",
+        "n_nodes",
+        "dim",
+        "d_hidden",
+        "n_steps",
+        "temperature",
+        "tau",
+        "cutoff",
+        "radius",
+        "k_nearest",
+        "affinity_rank",
+        "target_activity",
+    )
+    kw = {k: m[k] for k in keys}
+    return RSGNConfig(d_in=d_in, n_classes=n_classes, **kw)
+
+
+def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
+    """The torch module for the task, initialised from the NumPy reference's initialiser."""
+    if cfg["task"] == "rsgn-sequence":
+        rc = _rsgn_config(cfg, input_dim, extra["n_classes"])
+        return rsgn_to_torch(init_params(rc, seed=cfg["seed"]), rc).to(device=device, dtype=dtype)
+    m = cfg["model"]
+    if m["input_dim"] is not None and m["input_dim"] != input_dim:
+        raise AtomsparkError(
+            f"data: signals have dimension {input_dim} but model.input_dim is {m['input_dim']}"
+        )
+    sizes = [tuple(s) for s in m["layer_sizes"]]
+    vn = VNModel.random(input_dim, sizes, lam=m["lam"], seed=cfg["seed"], topk=m["topk"])
+    return vn_to_torch(vn).to(device=device, dtype=dtype)
+
+
+def _check_data_matches(module, task: str, x: np.ndarray) -> None:
+    want = module.config.d_in if task == "rsgn-sequence" else module.input_dim
+    if x.shape[-1] != want:
+        raise AtomsparkError(f"data: inputs have dimension {x.shape[-1]}, the model expects {want}")
+
+
+# ----- checkpoints -----------------------------------------------------------------------------
+def save_checkpoint(path: Path, state: dict) -> None:
+    """torch.save to a temporary file in the same folder, then os.replace (atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_checkpoint(path: Path, task: str) -> dict:
+    """Read a checkpoint and check it belongs to this task/model kind."""
+    if not path.is_file():
+        raise AtomsparkError(f"checkpoint {path}: does not exist (nothing to resume)")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
+        raise AtomsparkError(f"checkpoint {path}: unreadable ({exc})") from exc
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise AtomsparkError(f"checkpoint {path}: not an atomspark training checkpoint")
+    if state.get("task") != task:
+        raise AtomsparkError(
+            f"checkpoint {path}: holds a {state.get('task')!r} model, this config trains {task!r}"
+        )
+    return state
+
+
+def _resize_sparse_edges(module, sd: dict) -> None:
+    """Sparse RSGN: the graph may have been pruned/sprouted; size the edge tensors like `sd`."""
+    if getattr(module, "config", None) is None or module.config.mode != "sparse":
+        return
+    module.edge_data = torch.nn.Parameter(torch.empty_like(sd["edge_data"]))
+    module.edge_rows = torch.empty_like(sd["edge_rows"])
+    module.edge_cols = torch.empty_like(sd["edge_cols"])
+
+
+# ----- progress and plots ----------------------------------------------------------------------
+def _progress(step: int, total: int, metrics: dict) -> None:
+    width = 30
+    done = int(width * step / max(total, 1))
+    text = " ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float))
+    sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {step}/{total} {text}")
+    if step >= total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def plot_metrics(metrics_path: Path, png_path: Path) -> None:
+    """Loss, accuracy and activity curves from metrics.jsonl (matplotlib, Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    steps = [r for r in rows if r["type"] == "step"]
+    evals = [r for r in rows if r["type"] == "eval"]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for ax, key, title in zip(
+        axes, ("loss", "accuracy", "activity"), ("loss", "accuracy", "active fraction")
+    ):
+        ax.plot([r["step"] for r in steps], [r[key] for r in steps], label="train (batch)")
+        if evals:
+            ax.plot([r["step"] for r in evals], [r[key] for r in evals], "o-", label="validation")
+        ax.set_xlabel("step")
+        ax.set_title(title)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=100)
+    plt.close(fig)
+
+
+# ----- one step per task -----------------------------------------------------------------------
+def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
+    """Fast AdamW step, projection, then the slow Hebbian/homeostatic updates."""
+    module.train()
+    with autocast_context(xb.device, cfg["mixed_precision"]):
+        scores, alpha = module(xb)
+    loss = torch.nn.functional.cross_entropy(scores.float(), yb)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(module.parameters(), cfg["optimizer"]["grad_clip"])
+    opt.step()
+    sched.step()
+    module.project_()
+    alpha_np = alpha.detach().to("cpu", torch.float64).numpy()
+    p = cfg["plasticity"]
+    if p["enabled"]:
+        params, rc = rsgn_from_torch(module)
+        reward = slow["baseline"].reward(loss.item(), slow["pcfg"].baseline_momentum)
+        params = hebbian_affinity_update(params, rc, alpha_np, reward, slow["pcfg"])
+        theta = homeostatic_thresholds(
+            params.thresholds, alpha_np, rc.target_activity, p["lr_threshold"], rc.threshold_bounds
+        )
+        with torch.no_grad():
+            module.thresholds.copy_(torch.from_numpy(theta))
+            if rc.mode == "published":
+                module.affinity_u.copy_(torch.from_numpy(params.affinity_u))
+            else:
+                module.edge_data.copy_(torch.from_numpy(params.edge_affinity.data))
+        slow["history"].append(alpha_np)
+    acc = float((scores.argmax(1) == yb).double().mean())
+    active = float((alpha > module.config.cutoff).double().mean())
+    return {"loss": loss.item(), "accuracy": acc, "activity": active}
+
+
+def _structural_update(module, opt, slow: dict) -> None:
+    """Sparse RSGN, at an epoch boundary: prune/sprout on the epoch's activity; the affinity
+    Parameter is replaced and its optimiser state reset (its size changed)."""
+    if module.config.mode != "sparse" or len(slow["history"]) == 0:
+        return
+    params, rc = rsgn_from_torch(module)
+    history = np.concatenate(slow["history"])
+    slow["history"].clear()
+    if history.shape[0] < 2:
+        return
+    params, _ = prune_and_sprout(params, rc, history, slow["pcfg"])
+    fresh = rsgn_to_torch(params, rc).to(
+        device=module.positions.device, dtype=module.positions.dtype
+    )
+    old = module.edge_data
+    module.edge_data = fresh.edge_data
+    module.edge_rows, module.edge_cols = fresh.edge_rows, fresh.edge_cols
+    for group in opt.param_groups:
+        group["params"] = [module.edge_data if q is old else q for q in group["params"]]
+    opt.state.pop(old, None)
+
+
+def _vn_step(module, xb, cfg, extra) -> dict:
+    m, h = cfg["model"], cfg["hebb"]
+    with torch.no_grad():
+        res = settle(
+            module, xb, method=m["method"], tol=m["tol"], max_iter=m["max_iter"], sweeps=m["sweeps"]
+        )
+        energy = joint_energy(module, res.codes, xb.to(module.S[0].dtype))
+        atomic_hebb(module, xb, res.codes, h["rho_s"], h["rho_u"], normalize=h["normalize"])
+    active = float(
+        sum((g != 0).double().sum() for g in res.codes) / sum(g.numel() for g in res.codes)
+    )
+    return {"loss": float(energy.mean()), "accuracy": _recovery(module, extra), "activity": active}
+
+
+def _recovery(module, extra) -> float:
+    """Fraction of the true atoms matched by a learned S_1 column with |cosine| > 0.95."""
+    D = torch.from_numpy(extra["dictionary"]).to(module.S[0])
+    S = module.S[0].detach()
+    cos = (D / D.norm(dim=0)).T @ (S / S.norm(dim=0).clamp_min(1e-12))
+    return float((cos.abs().amax(1) > 0.95).double().mean())
+
+
+@torch.no_grad()
+def _evaluate(module, cfg, x, y, extra, device, dtype) -> dict:
+    xt = torch.from_numpy(x).to(device=device, dtype=dtype)
+    if cfg["task"] == "rsgn-sequence":
+        module.eval()
+        scores, alpha = module(xt)
+        yt = torch.from_numpy(y).to(device)
+        return {
+            "loss": float(torch.nn.functional.cross_entropy(scores.float(), yt)),
+            "accuracy": float((scores.argmax(1) == yt).double().mean()),
+            "activity": float((alpha > module.config.cutoff).double().mean()),
+        }
+    m = cfg["model"]
+    res = settle(
+        module, xt, method=m["method"], tol=m["tol"], max_iter=m["max_iter"], sweeps=m["sweeps"]
+    )
+    active = float(
+        sum((g != 0).double().sum() for g in res.codes) / sum(g.numel() for g in res.codes)
+    )
+    return {
+        "loss": float(joint_energy(module, res.codes, xt).mean()),
+        "accuracy": _recovery(module, extra),
+        "activity": active,
+    }
+
+
+def _export(module, task: str, path: Path) -> None:
+    """Write the final model as the NumPy reference's model file (loadable by the simulator)."""
+    if task == "rsgn-sequence":
+        params, rc = rsgn_from_torch(module.to(torch.float64))
+        save_model(path, params, rc)
+    else:
+        vn_from_torch(module.to(torch.float64)).save(path)
+
+
+# ----- the loop --------------------------------------------------------------------------------
+def train(
+    config: str | os.PathLike | dict,
+    out_dir: str | os.PathLike,
+    resume: bool = False,
+    progress: bool = True,
+    max_steps: int | None = None,
+) -> TrainResult:
+    """Train the config's task; write metrics, plots, checkpoints and model.npz to out_dir.
+
+    resume=True continues from out_dir/checkpoint.pt. max_steps stops early (after writing a
+    checkpoint) once that many steps are done in total: used to interrupt a run on purpose.
+    """
+    cfg = validate_config(config) if isinstance(config, dict) else load_config(config)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    task = cfg["task"]
+    device = select_device(cfg["device"])
+    dtype = torch.float64 if cfg["dtype"] == "float64" else torch.float32
+    x_tr, y_tr, x_va, y_va, extra = build_data(cfg)
+    state = load_checkpoint(out / CHECKPOINT, task) if resume else None
+    torch.manual_seed(cfg["seed"])
+    module = build_model(cfg, x_tr.shape[-1], extra, device, dtype)
+    if state is not None:
+        _resize_sparse_edges(module, state["model"])
+        try:
+            module.load_state_dict(state["model"])
+        except RuntimeError as exc:
+            raise AtomsparkError(
+                f"checkpoint {out / CHECKPOINT}: does not fit this config's model ({exc})"
+            ) from exc
+    _check_data_matches(module, task, x_tr)
+
+    n_batches = -(-len(x_tr) // cfg["batch_size"])
+    total = cfg["epochs"] * n_batches
+    opt = sched = None
+    slow: dict = {"history": []}
+    if task == "rsgn-sequence":
+        o = cfg["optimizer"]
+        opt = torch.optim.AdamW(module.parameters(), lr=o["lr"], weight_decay=o["weight_decay"])
+        sched = (
+            torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+            if o["schedule"] == "cosine"
+            else torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+        )
+        p = cfg["plasticity"]
+        slow["pcfg"] = PlasticityConfig(
+            **{
+                k: p[k]
+                for k in (
+                    "lr_affinity",
+                    "lr_threshold",
+                    "affinity_decay",
+                    "baseline_momentum",
+                    "prune_threshold",
+                    "max_prune",
+                    "sprout_correlation",
+                    "sprout_affinity",
+                    "max_sprout",
+                )
+            }
+        )
+        slow["baseline"] = RewardBaseline()
+
+    rng = np.random.default_rng(cfg["seed"])
+    step, epoch, pos, order = 0, 0, 0, None
+    if state is not None:
+        if opt is not None:
+            opt.load_state_dict(state["optimizer"])
+            sched.load_state_dict(state["scheduler"])
+            slow["baseline"] = RewardBaseline(**state["baseline"])
+            slow["history"] = [np.asarray(a) for a in state["history"]]
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        step, epoch, pos = state["step"], state["epoch"], state["pos"]
+        order = None if state["order"] is None else np.asarray(state["order"])
+    metrics_path = out / "metrics.jsonl"
+    if not resume and metrics_path.exists():
+        metrics_path.unlink()
+
+    def checkpoint() -> None:
+        save_checkpoint(
+            out / CHECKPOINT,
+            {
+                "format": CHECKPOINT_FORMAT,
+                "task": task,
+                "config": cfg,
+                "step": step,
+                "epoch": epoch,
+                "pos": pos,
+                "order": None if order is None else order.tolist(),
+                "model": module.state_dict(),
+                "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "optimizer": None if opt is None else opt.state_dict(),
+                "scheduler": None if sched is None else sched.state_dict(),
+                "baseline": None if opt is None else vars(slow["baseline"]),
+                "history": [a for a in slow["history"]],
+            },
+        )
+
+    last: dict = {}
+    with open(metrics_path, "a", encoding="utf-8") as log:
+        while epoch < cfg["epochs"]:
+            if order is None:
+                order = rng.permutation(len(x_tr))
+                pos = 0
+            while pos < n_batches:
+                if max_steps is not None and step >= max_steps:
+                    checkpoint()
+                    return TrainResult(out, step, last, out / "model.npz")
+                idx = order[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
+                xb = torch.from_numpy(x_tr[idx]).to(device=device, dtype=dtype)
+                if task == "rsgn-sequence":
+                    yb = torch.from_numpy(y_tr[idx]).to(device)
+                    last = _rsgn_step(module, opt, sched, xb, yb, cfg, slow)
+                else:
+                    last = _vn_step(module, xb, cfg, extra)
+                step += 1
+                pos += 1
+                log.write(json.dumps({"type": "step", "step": step, "epoch": epoch, **last}) + "\n")
+                if progress:
+                    _progress(step, total, last)
+                if cfg["checkpoint_every"] and step % cfg["checkpoint_every"] == 0:
+                    log.flush()
+                    checkpoint()
+            epoch += 1
+            order = None
+            if task == "rsgn-sequence" and cfg["plasticity"]["enabled"]:
+                if epoch % cfg["plasticity"]["structural_every"] == 0:
+                    _structural_update(module, opt, slow)
+                else:
+                    slow["history"].clear() if module.config.mode == "published" else None
+            ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
+            log.write(json.dumps({"type": "eval", "step": step, "epoch": epoch, **ev}) + "\n")
+            log.flush()
+    checkpoint()
+    plot_metrics(metrics_path, out / "metrics.png")
+    _export(module, task, out / "model.npz")
+    atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
+    return TrainResult(out, step, ev, out / "model.npz")

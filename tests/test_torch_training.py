@@ -1,0 +1,110 @@
+"""Training loop: exact resume, checkpoint/data/config errors, outputs loadable by the reference."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+from atomspark.networks.rsgn.model import load_model  # noqa: E402
+from atomspark.networks.torch_path.config import load_config, validate_config  # noqa: E402
+from atomspark.networks.torch_path.training import CHECKPOINT, train  # noqa: E402
+from atomspark.networks.vn.model import VNModel  # noqa: E402
+from atomspark.sim.validation import AtomsparkError  # noqa: E402
+
+RSGN = {
+    "task": "rsgn-sequence",
+    "dtype": "float64",
+    "epochs": 2,
+    "batch_size": 16,
+    "checkpoint_every": 2,
+    "data": {"n": 60, "length": 12, "dim": 4, "n_classes": 3},
+    "model": {"n_nodes": 16, "d_hidden": 8, "affinity_rank": 4, "n_steps": 2},
+}
+VN = {
+    "task": "vn-dictionary",
+    "epochs": 2,
+    "batch_size": 16,
+    "data": {"n": 60, "dim": 6, "n_atoms": 5},
+    "model": {"layer_sizes": [[6, 4]], "lam": 0.1, "max_iter": 50, "sweeps": 3},
+}
+
+
+def _state(path):
+    return torch.load(path / CHECKPOINT, weights_only=False)["model"]
+
+
+@pytest.mark.parametrize("mode", ["published", "sparse"])
+def test_resume_is_bit_identical(mode, tmp_path):
+    cfg = json.loads(json.dumps(RSGN))
+    cfg["model"]["mode"] = mode
+    if mode == "sparse":
+        cfg["model"].update(radius=3.0, k_nearest=5)
+        cfg["plasticity"] = {"structural_every": 1, "prune_threshold": 0.6}
+    straight = train(cfg, tmp_path / "a", progress=False)
+    n = straight.steps // 2 + 1  # stops inside the second epoch
+    train(cfg, tmp_path / "b", progress=False, max_steps=n)
+    resumed = train(cfg, tmp_path / "b", resume=True, progress=False)
+    assert resumed.steps == straight.steps
+    a, b = _state(tmp_path / "a"), _state(tmp_path / "b")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    init = torch.load(tmp_path / "a" / CHECKPOINT, weights_only=False)
+    assert init["step"] == straight.steps
+
+
+def test_rsgn_outputs_are_written_and_loadable(tmp_path):
+    result = train(RSGN, tmp_path, progress=False)
+    params, config = load_model(result.model_path)
+    assert config.n_nodes == 16 and config.d_in == 4
+    assert np.all(np.linalg.norm(params.positions, axis=1) < 1.0)
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert sum(r["type"] == "step" for r in rows) == result.steps
+    assert sum(r["type"] == "eval" for r in rows) == RSGN["epochs"]
+    assert (tmp_path / "metrics.png").stat().st_size > 0
+
+
+def test_vn_training_lowers_energy_and_exports(tmp_path):
+    result = train(VN, tmp_path, progress=False)
+    model = VNModel.load(result.model_path)
+    assert model.layers[0].S.shape == (6, 6)
+    np.testing.assert_allclose(np.linalg.norm(model.layers[0].S, axis=0), 1.0, rtol=1e-6)
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in rows if r["type"] == "step"]
+    assert np.mean(losses[-3:]) < np.mean(losses[:3])
+
+
+def test_checkpoint_of_another_kind_is_rejected(tmp_path):
+    train(RSGN, tmp_path, progress=False, max_steps=1)
+    with pytest.raises(AtomsparkError, match="rsgn-sequence"):
+        train(VN, tmp_path, resume=True, progress=False)
+
+
+def test_data_not_matching_model_is_rejected(tmp_path):
+    cfg = json.loads(json.dumps(RSGN))
+    cfg["model"]["d_in"] = 7
+    with pytest.raises(AtomsparkError, match="d_in"):
+        train(cfg, tmp_path, progress=False)
+    train(RSGN, tmp_path, progress=False, max_steps=1)
+    cfg = json.loads(json.dumps(RSGN))
+    cfg["model"]["d_hidden"] = 12  # resume into a different model
+    with pytest.raises(AtomsparkError, match="does not fit"):
+        train(cfg, tmp_path, resume=True, progress=False)
+
+
+def test_config_errors_name_the_key(tmp_path):
+    with pytest.raises(AtomsparkError, match="'optimizer.lrr'"):
+        validate_config({"task": "rsgn-sequence", "optimizer": {"lrr": 1e-3}})
+    with pytest.raises(AtomsparkError, match="'epochs'"):
+        validate_config({"task": "rsgn-sequence", "epochs": "3"})
+    with pytest.raises(AtomsparkError, match="'bogus'"):
+        validate_config({"task": "vn-dictionary", "bogus": 1})
+    with pytest.raises(AtomsparkError, match="'task'"):
+        validate_config({"epochs": 1})
+    path = tmp_path / "c.toml"
+    path.write_text('task = "vn-dictionary"\nepochs = 3\n[hebb]\nrho_s = 0.2\n')
+    cfg = load_config(path)
+    assert cfg["epochs"] == 3 and cfg["hebb"]["rho_s"] == 0.2 and cfg["batch_size"] == 32
