@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from atomspark.scenarios.cuba import CubaConfig, brian2_cuba, cuba_graph, cuba_network
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
@@ -169,75 +170,20 @@ def test_profile_round_trip_and_determinism(tmp_path):
     assert np.array_equal(adj.toarray() != 0, w.T != 0)
 
 
-def _cuba_network(seed=0, n=4000, p_conn=0.02):
-    rng = np.random.default_rng(seed)
-    mask = rng.random((n, n)) < p_conn  # mask[i, j]: synapse i -> j
-    np.fill_diagonal(mask, False)
-    v0 = rng.random(n) * 10.0  # mV above rest, uniform between reset and threshold
-    return mask, v0
-
-
 @pytest.mark.slow
 def test_cuba_rate_matches_brian2():
     b2 = pytest.importorskip("brian2")
-    n, n_exc, dt, t_sim = 4000, 3200, 0.1e-3, 0.5
-    steps = int(round(t_sim / dt))
-    mask, v0 = _cuba_network()
-    pre, post = np.nonzero(mask)
-    taum, taue, taui, we, wi = 20e-3, 5e-3, 10e-3, 1.62, -9.0  # s, mV
-    # Brette et al. 2007 / Brian2's CUBA example: the leak reversal El = -49 mV lies above the
-    # threshold (-50 mV); with El at the -60 mV reset the network is silent.
-    el_above_reset = 11.0  # mV
-
-    b2.start_scope()
-    b2.prefs.codegen.target = "numpy"
-    eqs = """dv/dt = (ge + gi - (v - El)) / taum : volt (unless refractory)
-             dge/dt = -ge / taue : volt
-             dgi/dt = -gi / taui : volt"""
-    ns = dict(taum=taum * b2.second, taue=taue * b2.second, taui=taui * b2.second, El=-49 * b2.mV)
-    grp = b2.NeuronGroup(
-        n,
-        eqs,
-        threshold="v > -50*mV",
-        reset="v = -60*mV",
-        refractory=5 * b2.ms,
-        method="exact",
-        namespace=ns,
-        dt=dt * b2.second,
-    )
-    grp.v = (-60 + v0) * b2.mV
-    exc = pre < n_exc
-    se = b2.Synapses(grp, grp, on_pre=f"ge += {we}*mV", dt=dt * b2.second)
-    se.connect(i=pre[exc], j=post[exc])
-    si = b2.Synapses(grp, grp, on_pre=f"gi += {wi}*mV", dt=dt * b2.second)
-    si.connect(i=pre[~exc], j=post[~exc])
-    mon = b2.SpikeMonitor(grp)
-    b2.run(t_sim * b2.second)
+    t_sim = 0.5
+    net = cuba_network(CubaConfig())
+    network, mon = brian2_cuba(net, target="numpy")
+    network.run(t_sim * b2.second)
+    n = net.config.n
     brian_rate = mon.num_spikes / n / t_sim
 
-    import scipy.sparse as sp
-
-    scale = dt / taum  # u is dt/taum * g so that v <- v(1 - dt/taum) + u
-    w_e = sp.csr_matrix((np.full(exc.sum(), we * scale), (post[exc], pre[exc])), shape=(n, n))
-    w_i = sp.csr_matrix((np.full((~exc).sum(), wi * scale), (post[~exc], pre[~exc])), shape=(n, n))
-    params = LIFParams(
-        du=1 - np.exp(-dt / taue),
-        du2=1 - np.exp(-dt / taui),
-        dv=1 - np.exp(-dt / taum),
-        vth=10.0,
-        v_reset=0.0,
-        refractory=int(round(5e-3 / dt)),
-        v_init=v0,
-        bias=(1 - np.exp(-dt / taum)) * el_above_reset,
-    )
-    graph = Graph(
-        [Population("cuba", n, params)],
-        [Projection("cuba", "cuba", w_e, channel=0), Projection("cuba", "cuba", w_i, channel=1)],
-    )
-    prof = Engine(graph).run(steps)
+    prof = Engine(cuba_graph(net)).run(net.config.steps(t_sim))
     rate = prof.events.sum() / n / t_sim
     assert brian_rate > 1.0
     assert abs(rate - brian_rate) / brian_rate < 0.10, (rate, brian_rate)
     assert prof.synops.sum() == sum(
-        int(c) * d for c, d in zip(prof.unit_events[0], np.bincount(pre, minlength=n))
+        int(c) * d for c, d in zip(prof.unit_events[0], np.bincount(net.pre, minlength=n))
     )

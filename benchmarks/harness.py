@@ -1,0 +1,169 @@
+"""Shared benchmark plumbing: machine description, median timing, tables, atomic JSON output.
+
+Benchmarks are scripts (`python benchmarks/bench_<name>.py [--quick] [--out DIR]`); they import
+this module by its file name because the script's folder is first on sys.path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from atomspark.networks.model_io import atomic_write_bytes, atomic_write_text
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median, min and max of `repeats` timed calls made after `warmup` untimed ones (seconds)."""
+
+    median: float
+    minimum: float
+    maximum: float
+    repeats: int
+    warmup: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> Timing:
+    """Time fn() with time.perf_counter; warm-up calls (Numba compilation, caches) are excluded."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return Timing(statistics.median(samples), min(samples), max(samples), repeats, warmup)
+
+
+def time_once(fn: Callable[[], object]) -> tuple[float, object]:
+    """(seconds, result) of one call; used to report compile / first-call cost separately."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _version(module: str) -> str | None:
+    try:
+        mod = __import__(module)
+    except Exception:  # noqa: BLE001 - an optional peer that fails to import is simply absent
+        return None
+    return getattr(mod, "__version__", "unknown")
+
+
+def machine_info() -> dict:
+    """CPU model, cores, memory, Python and the numeric libraries' versions of this run."""
+    try:
+        mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        mem_gb = float("nan")
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu": _cpu_model(),
+        "logical_cores": os.cpu_count(),
+        "usable_cores": usable,
+        "memory_gib": round(mem_gb, 1),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "numba": _version("numba"),
+    }
+
+
+def print_machine(info: dict) -> None:
+    print(
+        f"machine: {info['cpu']} | {info['usable_cores']}/{info['logical_cores']} cores | "
+        f"{info['memory_gib']} GiB | Python {info['python']} | numpy {info['numpy']} | "
+        f"numba {info['numba']}"
+    )
+
+
+def format_table(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
+    """Plain-text table of dict rows (floats with 4 significant digits)."""
+    if not rows:
+        return "(no rows)"
+    cols = list(columns or rows[0].keys())
+
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+
+    body = [[cell(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+def parse_args(description: str) -> argparse.Namespace:
+    """--quick (small sizes, few repeats) and --out (results folder) for every benchmark."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for JSON and PNG files")
+    return ap.parse_args()
+
+
+def write_result(out_dir: Path, name: str, result: dict) -> Path:
+    """Write result (plus the machine) as <out_dir>/<name>.json, atomically."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.json"
+    result = {"benchmark": name, "machine": machine_info(), **result}
+    atomic_write_text(path, json.dumps(result, indent=1, default=_json_default) + "\n")
+    return path
+
+
+def _json_default(obj):
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def save_figure(fig, out_dir: Path, name: str) -> Path:
+    """Save a matplotlib figure as <out_dir>/<name>.png, atomically."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    path = Path(out_dir) / f"{name}.png"
+    atomic_write_bytes(path, buf.getvalue())
+    return path
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """Least-squares slope of log y against log x (the empirical scaling exponent)."""
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    return float(np.polyfit(lx, ly, 1)[0])
