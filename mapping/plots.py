@@ -1,0 +1,74 @@
+"""Figures of a profiled run: activity per step, energy breakdown, chip vs GPU. PNG via Agg."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+from atomspark.mapping.costs import CostComparison
+from atomspark.sim.profile import Profile
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: str | os.PathLike) -> None:
+    """Save atomically: write next to the target, then rename."""
+    path = os.fspath(path)
+    tmp = f"{path}.tmp.png"
+    fig.savefig(tmp, dpi=120, bbox_inches="tight")
+    os.replace(tmp, path)
+
+
+def plot_activity(profile: Profile, path: str | os.PathLike, title: str = "") -> None:
+    """Active fraction and events per step, one line per population."""
+    plt = _pyplot()
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    steps = np.arange(profile.steps)
+    sizes = np.maximum(profile.population_sizes, 1)
+    for p, name in enumerate(profile.population_names):
+        ax1.plot(steps, profile.active[:, p] / sizes[p], label=name)
+        ax2.plot(steps, profile.events[:, p], label=name)
+    ax1.set_ylabel("active fraction")
+    ax2.set_ylabel("events per step")
+    ax2.set_xlabel("time step")
+    ax2.set_yscale("symlog")
+    ax1.legend(fontsize=8)
+    ax1.set_title(title or "activity per step")
+    _save(fig, path)
+    plt.close(fig)
+
+
+def plot_costs(comparisons: dict[str, CostComparison], path: str | os.PathLike) -> None:
+    """Left: neuromorphic energy breakdown per model; right: energy per sample, chip vs GPU."""
+    plt = _pyplot()
+    names: Sequence[str] = list(comparisons)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    parts = ["synaptic_ops", "updates_active", "updates_idle", "spikes", "routing", "static"]
+    bottom = np.zeros(len(names))
+    for part in parts:
+        vals = np.array([getattr(comparisons[n].neuromorphic.breakdown, part) for n in names])
+        ax1.bar(names, vals * 1e9, bottom=bottom * 1e9, label=part)
+        bottom += vals
+    ax1.set_ylabel("energy per sample (nJ)")
+    ax1.set_title(f"{comparisons[names[0]].neuromorphic.hardware}: breakdown")
+    ax1.legend(fontsize=7)
+    x = np.arange(len(names))
+    chip = [comparisons[n].neuromorphic.energy_per_sample_j for n in names]
+    gpu = [comparisons[n].dense.energy_j for n in names]
+    ax2.bar(x - 0.2, chip, 0.4, label=comparisons[names[0]].neuromorphic.hardware)
+    ax2.bar(x + 0.2, gpu, 0.4, label=f"{comparisons[names[0]].dense.hardware} (dense)")
+    ax2.set_xticks(x, names)
+    ax2.set_yscale("log")
+    ax2.set_ylabel("energy per sample (J)")
+    ax2.set_title("event-driven chip vs dense GPU")
+    ax2.legend(fontsize=8)
+    _save(fig, path)
+    plt.close(fig)
