@@ -108,3 +108,14 @@ def test_atomic_hebb_matches_reference(normalize, rng):
         assert not np.allclose(a.S, old.S)  # the update did something
         np.testing.assert_allclose(b.S, a.S, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(b.U, a.U, rtol=1e-12, atol=1e-14)
+
+
+def test_single_layer_settle_matches_reference(rng):
+    model = VNModel.random(8, [(10, 4)], lam=0.2, seed=5)
+    x = rng.standard_normal((6, 8))
+    kw = dict(tol=1e-8, max_iter=300, sweeps=5)
+    ref = np_settle(model, x, method="fista", **kw)
+    out = settle(vn_to_torch(model), _t(x), method="fista", **kw)
+    assert ref.converged.all() and out.converged
+    assert out.sweeps == int(ref.sweeps.max()) == 1  # one converged block solve is the answer
+    np.testing.assert_allclose(out.codes[0].detach().numpy(), ref.codes[0], rtol=1e-6, atol=1e-8)
