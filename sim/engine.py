@@ -13,10 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.sim import fixed_point as fx
 from atomspark.sim import kernels as k
+from atomspark.sim import kernels_rsgn as kr
+from atomspark.sim import kernels_vn_fixed as kvf
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.profile import Profile
 from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
+from atomspark.sim.units_rsgn import RSGNNodeParams
 from atomspark.sim.units_vn import VNParams
+from atomspark.sim.units_vn_fixed import VNFixedParams
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
 
@@ -60,7 +64,13 @@ class Engine:
     def _make_buffers(self, pop: Population, ring_length: int) -> PopulationBuffers:
         n, dt = pop.size, self._value_dtype(pop)
         st = self.state[pop.name]
-        if isinstance(pop.params, VNParams):
+        if isinstance(pop.params, RSGNNodeParams):
+            first = pop.params.initially_pending(st)
+            self.nnz.append(np.zeros(1, np.int64))
+        elif isinstance(pop.params, VNFixedParams):
+            first = (st["drive"] != 0) | (st["g"] != 0)
+            self.nnz.append(np.array([np.count_nonzero(st["g"])], np.int64))
+        elif isinstance(pop.params, VNParams):
             first = (st["drive"] != 0) | (st["g"] != 0)
             self.nnz.append(np.zeros(1, np.int64))
         elif isinstance(pop.params, LIFParams):
@@ -69,11 +79,12 @@ class Engine:
         else:
             first = (st["u"] != 0) | (st["v"] != 0) | (st["bias"] != 0)
             self.nnz.append(np.zeros(1, np.int64))
+        tail = getattr(pop.params, "payload_shape", ())  # vector events (RSGN): (d,)
         pend = np.zeros(n, np.int64)
         idx = np.flatnonzero(first)
         pend[: idx.size] = idx
         return PopulationBuffers(
-            ring=np.zeros((pop.params.n_channels, ring_length, n), dt),
+            ring=np.zeros((pop.params.n_channels, ring_length, n) + tail, dt),
             tflag=np.zeros((ring_length, n), np.uint8),
             tidx=np.zeros((ring_length, n), np.int64),
             tcount=np.zeros(ring_length, np.int64),
@@ -81,7 +92,7 @@ class Engine:
             pcount=np.array([idx.size], np.int64),
             work=np.zeros(n, np.int64),
             emit_idx=np.zeros(n, np.int64),
-            emit_val=np.zeros(n, dt),
+            emit_val=np.zeros((n,) + tail, dt),
         )
 
     def _prepare_projections(self) -> list[list[tuple]]:
@@ -101,6 +112,11 @@ class Engine:
         checked = {}
         for name, arr in (inputs or {}).items():
             pop = self.graph.population(name)
+            if isinstance(pop.params, RSGNNodeParams):
+                raise AtomsparkError(
+                    f"inputs[{name!r}]: RSGN nodes take no external input; their ignition is "
+                    f"the initial state (alpha_init, h_init)"
+                )
             dt = self._value_dtype(pop)
             a = as_finite_array(f"inputs[{name!r}]", arr, ndim=2)
             if a.shape != (steps, pop.size):
@@ -126,7 +142,7 @@ class Engine:
             if var not in self.state[g.population(name).name]:
                 raise AtomsparkError(f"record: population {name!r} has no state {var!r}")
             self.traces[(name, var)] = np.zeros(
-                (steps, g.population(name).size), self.state[name][var].dtype
+                (steps,) + self.state[name][var].shape, self.state[name][var].dtype
             )
         R = g.ring_length
         for step in range(steps):
@@ -145,7 +161,8 @@ class Engine:
                 prof.payload_bits[step, p] = buf.n_emit * pop.params.payload_bits
                 for t, ch, indptr, indices, data, delay in self._outgoing[p]:
                     tb = self.buffers[t]
-                    prof.synops[step, p] += k.fan_out(
+                    fan_out = kr.fan_out_vector if buf.emit_val.ndim == 2 else k.fan_out
+                    prof.synops[step, p] += fan_out(
                         buf.emit_idx,
                         buf.emit_val,
                         buf.n_emit,
@@ -220,6 +237,46 @@ class Engine:
             prof.wraps[step, p] = wraps
             prof.clips[step, p] = clips
             active = int(buf.pcount[0])
+        elif isinstance(par, RSGNNodeParams):
+            arr = par.kernel_arrays
+            n_upd, n_emit, active = kr.rsgn_step(
+                *common,
+                st["alpha"],
+                st["h"],
+                st["alpha_pre"],
+                st["pool_sum"],
+                st["pool_messages"],
+                st["ignited"],
+                arr.thresholds,
+                arr.w_h,
+                arr.b_h,
+                arr.ln_gain,
+                arr.ln_bias,
+                arr.pool_indptr,
+                arr.pool_indices,
+                arr.pool_size,
+                arr.consts,
+                bool(par.event_rule),
+                buf.emit_idx,
+                buf.emit_val,
+            )
+        elif isinstance(par, VNFixedParams):
+            n_upd, n_emit, wraps, clips = kvf.vn_fixed_kernel(
+                *common,
+                st["g"],
+                st["g_sent"],
+                st["c"],
+                st["drive"],
+                st["thresh"],
+                int(par.eta_mant),
+                int(par.eta_shift),
+                self.nnz[p],
+                buf.emit_idx,
+                buf.emit_val,
+            )
+            prof.wraps[step, p] = wraps
+            prof.clips[step, p] = clips
+            active = int(self.nnz[p][0])
         else:  # pragma: no cover - Population validates the type
             raise AtomsparkError(f"{pop.name}: unsupported unit model")
         buf.n_emit = n_emit

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
+from atomspark.sim.units_rsgn import RSGNNodeParams
 from atomspark.sim.units_vn import VNParams
+from atomspark.sim.units_vn_fixed import VNFixedParams, lava_weight_mantissas
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
-UnitParams = LIFParams | LIFFixedParams | VNParams
+UnitParams = LIFParams | LIFFixedParams | VNParams | RSGNNodeParams | VNFixedParams
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,12 @@ class Population:
         if not isinstance(self.name, str) or not self.name:
             raise AtomsparkError(f"population name: must be a non-empty string, got {self.name!r}")
         object.__setattr__(self, "size", require_int(f"{self.name}.size", self.size, minimum=1))
-        if not isinstance(self.params, (LIFParams, LIFFixedParams, VNParams)):
+        if not isinstance(
+            self.params, (LIFParams, LIFFixedParams, VNParams, RSGNNodeParams, VNFixedParams)
+        ):
             raise AtomsparkError(
-                f"{self.name}.params: expected LIFParams, LIFFixedParams or VNParams, "
+                f"{self.name}.params: expected LIFParams, LIFFixedParams, VNParams, "
+                f"RSGNNodeParams or VNFixedParams, "
                 f"got {type(self.params).__name__}"
             )
         self.params.check_size(self.name, self.size)
@@ -165,6 +170,13 @@ class Graph:
                 raise AtomsparkError(
                     f"{label} weights: expected shape ({tgt.size}, {src.size}), got {proj.shape}"
                 )
+            src_shape = getattr(src.params, "payload_shape", ())
+            tgt_shape = getattr(tgt.params, "payload_shape", ())
+            if src_shape != tgt_shape:
+                raise AtomsparkError(
+                    f"{label}: source events carry payload shape {src_shape} but the target "
+                    f"receives {tgt_shape}"
+                )
             n_ch = tgt.params.n_channels
             if proj.channel >= n_ch:
                 raise AtomsparkError(
@@ -175,6 +187,8 @@ class Graph:
                     raise AtomsparkError(f"{label} weights: a fixed-point target needs integers")
                 if np.abs(proj.data).max(initial=0) * 2.0**proj.weight_exp >= 2**31:
                     raise AtomsparkError(f"{label} weights: scaled weights exceed 32 bits")
+                if isinstance(tgt.params, VNFixedParams):  # Lava's Sparse keeps 8-bit mantissas
+                    lava_weight_mantissas(label, proj.data)
             elif proj.weight_exp != 0:
                 raise AtomsparkError(f"{label} weight_exp: only for fixed-point targets")
             if proj.delay.size:

@@ -1,0 +1,204 @@
+"""RSGN node unit: a soft-threshold node with a vector state, on the event-driven engine.
+
+Node j holds an activation alpha_j in [0, 1] and a state vector h_j (width d). One RSGN step
+(networks/rsgn/dynamics.py, both modes) as the unit computes it:
+  m_j = sum of the vector events received (sender i sends x_i = alpha_i h_i, weighted by W_ij)
+  h_new = m_j W_h + b_h;  a_j = sigmoid((alpha_j + gain ||h_new|| - theta_j) / T)
+  h_j <- LayerNorm(h_new + h_j) * a_j
+  alpha_j <- clamp(a_j |P_j| / (sum_{i in P_j} a_i + 1e-6), 0, 1)    (divisive-normalisation pool)
+Event rule (sparse mode, event_rule=True): only nodes that are active (alpha > cutoff) or received
+an event are updated; a node whose activation is at or below the cutoff, before or after the
+pool, is set to exactly 0 with its state and emits nothing. Published mode (event_rule=False):
+every node is updated every step and the cutoff is only the send gate alpha > cutoff.
+
+Events carry the node's full output x_j = alpha_j h_j, not its change: the reference recomputes
+m = W^T x from scratch each step (h_new depends on this step's messages only), so a receiver
+must not accumulate across steps; change-coding would also make nodes that fall silent send
+retraction events, i.e. events from nodes below the cutoff that the reference does not count.
+
+The pools are node-local lateral inhibition inside the population (like a core-local reduction):
+each node with a > 0 sends a to the pools it belongs to. Its cost (pool messages) is returned by
+the kernel and kept in the state entry "pool_messages" (shape (1,), last update), not in synops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+from atomspark.sim.validation import AtomsparkError, as_finite_array, require_positive
+
+INHIBITION_EPS = 1e-6  # released code: neighbour sum + 1e-6
+
+
+@dataclass(frozen=True)
+class RSGNKernelArrays:
+    """Contiguous float64/int64 arrays the update kernel reads (built once per parameter set)."""
+
+    thresholds: np.ndarray  # (N,)
+    w_h: np.ndarray  # (d, d), acts on row vectors: h_new = m @ w_h + b_h
+    b_h: np.ndarray  # (d,)
+    ln_gain: np.ndarray  # (d,)
+    ln_bias: np.ndarray  # (d,)
+    pool_indptr: np.ndarray  # (N + 1,) fan-out CSR: node j -> pools i that contain j
+    pool_indices: np.ndarray
+    pool_size: np.ndarray  # (N,) |P_i| as float64
+    consts: np.ndarray  # [temperature, signal_gain, cutoff, layer_norm_eps, inhibition_eps]
+
+
+@dataclass(frozen=True, eq=False)
+class RSGNNodeParams:
+    """Parameters of a population of RSGN nodes (size N, state width d = w_h.shape[0]).
+
+    thresholds: theta (scalar or (N,)); w_h, b_h: the shared state transform; ln_gain, ln_bias:
+    LayerNorm; pool: (N, N) 0/1 matrix (dense or scipy sparse), row i = the nodes in node i's
+    inhibition pool; event_rule: True = sparse mode's exact silence at/below the cutoff, False =
+    published mode (all nodes update, cutoff only gates sending); alpha_init (N,) in [0, 1] and
+    h_init (N, d): the ignition (initial state)."""
+
+    thresholds: object
+    w_h: object
+    b_h: object
+    ln_gain: object
+    ln_bias: object
+    pool: object
+    temperature: float = 1.0
+    signal_gain: float = 0.1
+    cutoff: float = 0.01
+    layer_norm_eps: float = 1e-5
+    event_rule: bool = True
+    alpha_init: object = 0.0
+    h_init: object = 0.0
+
+    is_fixed_point = False
+    n_channels = 1
+    dtype = "float64"
+
+    @property
+    def width(self) -> int:
+        """Length d of the state vector and of every event's payload."""
+        return int(np.shape(self.w_h)[0]) if np.ndim(self.w_h) == 2 else 0
+
+    @property
+    def payload_shape(self) -> tuple[int, ...]:
+        """Events carry a vector x_j = alpha_j h_j of length d."""
+        return (self.width,)
+
+    @property
+    def payload_bits(self) -> int:
+        return 64 * self.width
+
+    def check_size(self, name: str, size: int) -> None:
+        """Validate every array against the population size; errors name the field."""
+        w_h = as_finite_array(f"{name}.w_h", self.w_h, ndim=2)
+        d = w_h.shape[0]
+        if d < 1 or w_h.shape != (d, d):
+            raise AtomsparkError(f"{name}.w_h: expected a square (d, d) matrix, got {w_h.shape}")
+        for key in ("b_h", "ln_gain", "ln_bias"):
+            arr = as_finite_array(f"{name}.{key}", getattr(self, key), ndim=1)
+            if arr.shape != (d,):
+                raise AtomsparkError(f"{name}.{key}: expected shape ({d},), got {arr.shape}")
+        _per_node(f"{name}.thresholds", self.thresholds, size)
+        require_positive(f"{name}.temperature", self.temperature)
+        require_positive(f"{name}.signal_gain", self.signal_gain, allow_zero=True)
+        require_positive(f"{name}.layer_norm_eps", self.layer_norm_eps)
+        cut = float(self.cutoff)
+        if not 0.0 <= cut < 1.0:
+            raise AtomsparkError(f"{name}.cutoff: must lie in [0, 1), got {self.cutoff!r}")
+        if not isinstance(self.event_rule, (bool, np.bool_)):
+            raise AtomsparkError(f"{name}.event_rule: must be True or False")
+        _pool_fan_out(f"{name}.pool", self.pool, size)
+        alpha = _per_node(f"{name}.alpha_init", self.alpha_init, size)
+        if np.any(alpha < 0) or np.any(alpha > 1):
+            raise AtomsparkError(f"{name}.alpha_init: activations must lie in [0, 1]")
+        _per_node_vector(f"{name}.h_init", self.h_init, size, d)
+
+    @cached_property
+    def kernel_arrays(self) -> RSGNKernelArrays:
+        """The arrays the Numba kernel reads (cached: parameters are immutable)."""
+        n = int(np.shape(self.pool)[0])
+        indptr, indices, pool_size = _pool_fan_out("pool", self.pool, n)
+        consts = np.array(
+            [
+                self.temperature,
+                self.signal_gain,
+                self.cutoff,
+                self.layer_norm_eps,
+                INHIBITION_EPS,
+            ],
+            dtype=np.float64,
+        )
+        return RSGNKernelArrays(
+            thresholds=_per_node("thresholds", self.thresholds, n),
+            w_h=np.ascontiguousarray(self.w_h, dtype=np.float64),
+            b_h=np.ascontiguousarray(self.b_h, dtype=np.float64),
+            ln_gain=np.ascontiguousarray(self.ln_gain, dtype=np.float64),
+            ln_bias=np.ascontiguousarray(self.ln_bias, dtype=np.float64),
+            pool_indptr=indptr,
+            pool_indices=indices,
+            pool_size=pool_size,
+            consts=consts,
+        )
+
+    def init_state(self, size: int) -> dict[str, np.ndarray]:
+        """alpha (N,), h (N, d), scratch for the pre-pool activation and pool sums, the count of
+        pool messages of the last update, and `ignited` (0 until the first step has emitted the
+        initial outputs)."""
+        return {
+            "alpha": _per_node("alpha_init", self.alpha_init, size),
+            "h": _per_node_vector("h_init", self.h_init, size, self.width),
+            "alpha_pre": np.zeros(size, np.float64),
+            "pool_sum": np.zeros(size, np.float64),
+            "pool_messages": np.zeros(1, np.int64),
+            "ignited": np.zeros(1, np.int64),
+        }
+
+    @staticmethod
+    def initially_pending(state: dict[str, np.ndarray]) -> np.ndarray:
+        """Nodes the first update must visit: every node with a nonzero activation or state."""
+        return (state["alpha"] != 0) | np.any(state["h"] != 0, axis=1)
+
+
+def _per_node(label: str, value, size: int) -> np.ndarray:
+    arr = as_finite_array(label, value)
+    if arr.ndim == 0:
+        return np.full(size, float(arr))
+    if arr.shape != (size,):
+        raise AtomsparkError(f"{label}: expected a scalar or shape ({size},), got {arr.shape}")
+    return np.ascontiguousarray(arr.copy())
+
+
+def _per_node_vector(label: str, value, size: int, width: int) -> np.ndarray:
+    arr = as_finite_array(label, value)
+    if arr.ndim == 0:
+        return np.full((size, width), float(arr))
+    if arr.shape != (size, width):
+        raise AtomsparkError(
+            f"{label}: expected a scalar or shape ({size}, {width}), got {arr.shape}"
+        )
+    return np.ascontiguousarray(arr.copy())
+
+
+def _pool_fan_out(label: str, pool, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check a 0/1 pool matrix (row i = members of pool i) and return its fan-out CSR
+    (row j = pools containing j) with each pool's size."""
+    if sp.issparse(pool):
+        mat = sp.csr_matrix(pool, dtype=np.float64, copy=True)
+    else:
+        mat = sp.csr_matrix(as_finite_array(label, pool, ndim=2))
+    if mat.shape != (size, size):
+        raise AtomsparkError(f"{label}: expected shape ({size}, {size}), got {mat.shape}")
+    mat.sum_duplicates()
+    if not np.all(np.isfinite(mat.data)) or np.any((mat.data != 0) & (mat.data != 1)):
+        raise AtomsparkError(f"{label}: entries must be 0 or 1 (pool membership)")
+    mat.eliminate_zeros()
+    pool_size = np.asarray(mat.sum(axis=1), dtype=np.float64).ravel()
+    fan = mat.T.tocsr()
+    fan.sort_indices()
+    return (
+        np.asarray(fan.indptr, dtype=np.int64),
+        np.asarray(fan.indices, dtype=np.int64),
+        pool_size,
+    )
