@@ -5,8 +5,9 @@
 * `export_lava(graph_or_net, out_dir)` writes weights.npz, metadata.json and run_bundle.py.
 * `load_bundle(out_dir)` reads it back, rejecting a corrupt or incomplete bundle.
 * `verify_lava(source, steps)` runs the network on Lava's Loihi2SimCfg and compares every
-  population's per-step output with the NumPy reference of the same timing (and so with the
-  engine's delay-1 projections): bit-exact in fixed point, within `FLOAT_TOLERANCE` in float.
+  population's per-step output with the event engine (sim/) running the same graph and with the
+  NumPy reference of Lava's timing: bit-exact in fixed point (LIF spikes; integer VN change
+  events, payload for payload), within `FLOAT_TOLERANCE` in float.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from atomspark.mapping.lava_net import (
     LavaPopulation,
     from_graph,
     reference_run,
+    to_graph,
 )
 from atomspark.networks.model_io import atomic_write_text, load_arrays, save_arrays
 from atomspark.sim.graph import Graph
@@ -144,12 +146,14 @@ def run_lava(net: LavaNet, steps: int, select_tag: str | None = None) -> dict[st
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """Lava vs the NumPy reference (per-step outputs) and, for a Graph, vs the engine.
+    """Lava vs the event engine and vs the NumPy reference of Lava's timing.
 
     lava_vs_reference: max |difference| of each population's per-step output (spikes or dg).
-    lava_vs_engine: VN: max |g_lava - g_engine| over all steps; LIF: max |difference| of the
-    per-step spike counts and of the per-unit spike totals. Empty when no Graph was given or a
-    population has no engine counterpart (integer VN atoms)."""
+    lava_vs_engine: integer VN: max over steps and atoms of |dg_lava - dg_engine| (the engine's
+    sent changes are the steps of its g_sent trace) and of the per-step and per-unit event-count
+    differences; float VN: max |g_lava - g_engine| over all steps (only with event_threshold 0);
+    LIF: max |difference| of the per-step spike counts and of the per-unit spike totals.
+    engine_wraps / engine_clips: fixed-point overflows the engine counted over the run."""
 
     arithmetic: str
     steps: int
@@ -157,6 +161,8 @@ class VerifyReport:
     lava_vs_engine: dict[str, float]
     lava_events: dict[str, int]
     tolerance: float
+    engine_wraps: int = 0
+    engine_clips: int = 0
 
     @property
     def passed(self) -> bool:
@@ -179,45 +185,58 @@ def compare_outputs(
 
 
 def compare_with_engine(graph: Graph, net: LavaNet, lava: dict[str, np.ndarray], steps: int):
-    """Run the engine on `graph` and compare Lava's outputs with its traces and event counts."""
+    """Run the engine on `graph` and compare Lava's outputs with its traces and event counts.
+    Returns ({population: max |error|}, engine Profile)."""
     from atomspark.sim.engine import Engine
 
     vn = [p.name for p in net.populations if p.model == "vn"]
     engine = Engine(graph)
-    prof = engine.run(steps, record=tuple((name, "g") for name in vn))
+    prof = engine.run(steps, record=tuple((name, v) for name in vn for v in ("g", "g_sent")))
     errors = {}
     for i, p in enumerate(net.populations):
         out = lava[p.name]
-        if p.model == "vn":
-            g_lava = p.arrays["g_init"] + np.cumsum(out, axis=0)
+        counts = np.count_nonzero(out, axis=1)
+        totals = np.count_nonzero(out, axis=0)
+        count_error = max(
+            np.abs(counts - prof.events[:, i]).max(initial=0),
+            np.abs(totals - prof.unit_events[i]).max(initial=0),
+        )
+        if p.model == "vn" and p.arithmetic == "fixed":
+            sent = engine.traces[(p.name, "g_sent")]
+            dg = np.diff(sent, axis=0, prepend=np.zeros((1, p.size), sent.dtype))
+            errors[p.name] = float(max(np.abs(out - dg).max(initial=0), count_error))
+        elif p.model == "vn":
+            g_lava = np.cumsum(out, axis=0)
             diff = np.abs(g_lava - engine.traces[(p.name, "g")])
             if p.scalars.get("event_threshold", 0.0) == 0.0:
                 errors[p.name] = float(diff.max(initial=0.0))
         else:
-            counts = np.count_nonzero(out, axis=1)
-            totals = np.count_nonzero(out, axis=0)
-            errors[p.name] = float(
-                max(
-                    np.abs(counts - prof.events[:, i]).max(initial=0),
-                    np.abs(totals - prof.unit_events[i]).max(initial=0),
-                )
-            )
-    return errors
+            errors[p.name] = float(count_error)
+    return errors, prof
 
 
 def verify_lava(source: Graph | LavaNet | str | Path, steps: int) -> VerifyReport:
     """Run `source` on Lava (fixed_pt or floating_pt by its arithmetic) and compare with the
-    NumPy reference of Lava's timing and, for a Graph, with the engine: bit-exact (tolerance 0)
-    in fixed point, FLOAT_TOLERANCE in float."""
+    event engine running the same graph (a LavaNet or bundle is turned back into one by
+    `to_graph`) and with the NumPy reference of Lava's timing: bit-exact (tolerance 0) in fixed
+    point, FLOAT_TOLERANCE in float."""
     net = as_lava_net(source)
     steps = require_int("steps", steps, minimum=1)
-    reference = reference_run(net, steps)  # also raises on any bit-width overflow first
+    graph = source if isinstance(source, Graph) else to_graph(net)
+    reference = reference_run(net, steps)
     lava = run_lava(net, steps)
-    engine = compare_with_engine(source, net, lava, steps) if isinstance(source, Graph) else {}
+    engine, prof = compare_with_engine(graph, net, lava, steps)
     tol = 0.0 if net.arithmetic == "fixed" else FLOAT_TOLERANCE
     events = {name: int(np.count_nonzero(out)) for name, out in lava.items()}
     return VerifyReport(
-        net.arithmetic, steps, compare_outputs(lava, reference), engine, events, tol
+        net.arithmetic,
+        steps,
+        compare_outputs(lava, reference),
+        engine,
+        events,
+        tol,
+        engine_wraps=int(prof.wraps.sum()),
+        engine_clips=int(prof.clips.sum()),
     )
 
 

@@ -3,6 +3,8 @@ built from a sim Graph with every Lava restriction checked, plus its plain NumPy
 
 The reference run follows Lava's LoihiProtocol timing exactly: a connection sends at step t what
 it accumulated from its source's output at step t-1, which is the engine's delay-1 projection.
+In fixed point each connection's output wraps to 32 bits (Lava's int32 port), as the engine's
+per-channel accumulators of an integer VN population do.
 """
 
 from __future__ import annotations
@@ -11,16 +13,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from atomspark.mapping.vn_fixed import (
-    VNFixedParams,
-    check_state_range,
-    sparse_graded_accumulate,
-    vn_fixed_step,
-)
 from atomspark.sim import fixed_point as fx
-from atomspark.sim.graph import Graph
+from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams, _per_unit
 from atomspark.sim.units_vn import VNParams
+from atomspark.sim.units_vn_fixed import (
+    VNFixedParams,
+    lava_sparse_accumulate,
+    lava_weight_mantissas,
+    vn_fixed_step,
+)
 from atomspark.sim.validation import AtomsparkError
 
 MODELS = ("lif", "vn")
@@ -81,31 +83,13 @@ class LavaNet:
         raise AtomsparkError(f"population {name!r}: not in the network")
 
 
-def lava_weight_mantissas(label: str, weights: np.ndarray) -> np.ndarray:
-    """Check integer weights survive Lava's 8-bit clip and sign-mode truncation unchanged."""
-    w = np.asarray(weights, dtype=np.float64)
-    if np.any(w != np.round(w)):
-        raise AtomsparkError(f"{label} weights: fixed point needs integers")
-    w = w.astype(np.int64)
-    if w.size == 0:
-        return w
-    lava_w = fx.lava_dense_weights(w)
-    if not np.array_equal(lava_w, w):
-        bad = w[lava_w != w]
-        raise AtomsparkError(
-            f"{label} weights: {bad.size} value(s) (e.g. {int(bad[0])}) do not fit Loihi's 8-bit "
-            "weights (mixed-sign weights must be even numbers in [-256, 254], one-sign weights "
-            "in [0, 255] or [-255, 0]); quantise with atomspark.mapping.quantize first"
-        )
-    return w
-
-
 def from_graph(graph: Graph) -> LavaNet:
     """Translate a sim Graph; raises an AtomsparkError for anything Lava cannot run identically."""
     if not isinstance(graph, Graph):
         raise AtomsparkError(f"graph: expected an atomspark.sim.graph.Graph, got {type(graph)}")
     pops = [_population(p.name, p.size, p.params) for p in graph.populations]
     conns = []
+    channels_used: dict[str, set] = {}
     for proj in graph.projections:
         label = f"projection {proj.source}->{proj.target}"
         if proj.delay.size and np.any(proj.delay != 1):
@@ -113,8 +97,7 @@ def from_graph(graph: Graph) -> LavaNet:
                 f"{label} delays: Lava's Sparse delivers after exactly one step; only delay 1 is "
                 f"exported, got delays in [{proj.delay.min()}, {proj.delay.max()}]"
             )
-        if proj.channel != 0:
-            raise AtomsparkError(f"{label} channel: Lava's LIF has one input current (channel 0)")
+        _check_channel(label, graph.population(proj.target), proj.channel, channels_used)
         n_tgt, n_src = proj.shape
         fan_out = sp.csr_matrix((proj.data, proj.indices, proj.indptr), shape=(n_src, n_tgt))
         weights = sp.csr_matrix(fan_out.T)
@@ -130,7 +113,7 @@ def from_graph(graph: Graph) -> LavaNet:
                 proj.target,
                 weights,
                 int(proj.weight_exp),
-                graded=isinstance(src.params, VNParams),
+                graded=isinstance(src.params, (VNParams, VNFixedParams)),
             )
         )
     net = LavaNet(pops, conns)
@@ -138,7 +121,34 @@ def from_graph(graph: Graph) -> LavaNet:
     return net
 
 
+def _check_channel(label: str, target, channel: int, used: dict[str, set]) -> None:
+    """Each Lava Sparse has its own int32 output, so an integer VN target must give each incoming
+    projection its own engine channel (accumulator); every other target has one (channel 0)."""
+    if not isinstance(target.params, VNFixedParams):
+        if channel != 0:
+            raise AtomsparkError(f"{label} channel: Lava's LIF has one input current (channel 0)")
+        return
+    seen = used.setdefault(target.name, set())
+    if channel in seen:
+        raise AtomsparkError(
+            f"{label} channel: channel {channel} of {target.name} already takes another "
+            "projection; Lava wraps each connection's sum to 32 bits on its own, so give each "
+            "projection into an integer VN population its own channel"
+        )
+    seen.add(channel)
+
+
 def _population(name: str, size: int, params) -> LavaPopulation:
+    if isinstance(params, VNFixedParams):
+        state = params.init_state(size)
+        scalars = {
+            "frac_bits": int(params.frac_bits),
+            "eta_mant": int(params.eta_mant),
+            "eta_shift": int(params.eta_shift),
+            "c_shift": int(params.c_shift),
+        }
+        arrays = {"drive": state["drive"], "thresh": state["thresh"], "g_init": state["g"]}
+        return LavaPopulation(name, "vn", "fixed", size, scalars, arrays)
     if isinstance(params, LIFFixedParams):
         state = params.init_state(size)
         arrays = {
@@ -175,23 +185,10 @@ def _population(name: str, size: int, params) -> LavaPopulation:
     raise AtomsparkError(f"{name}: no Lava export for unit model {type(params).__name__}")
 
 
-def vn_fixed_population(name: str, params: VNFixedParams, g_init=None) -> LavaPopulation:
-    """LavaPopulation for an integer VN population (built by quantize.py)."""
-    g0 = np.zeros(params.size, np.int64) if g_init is None else np.asarray(g_init, np.int64)
-    check_state_range(f"{name}.g_init", g0)
-    scalars = {
-        "frac_bits": int(params.frac_bits),
-        "eta_mant": int(params.eta_mant),
-        "eta_shift": int(params.eta_shift),
-        "c_shift": int(params.c_shift),
-    }
-    arrays = {"drive": params.drive, "thresh": params.thresh, "g_init": g0}
-    return LavaPopulation(name, "vn", "fixed", params.size, scalars, arrays)
-
-
 def reference_run(net: LavaNet, steps: int) -> dict[str, np.ndarray]:
     """Run `net` in plain NumPy with Lava's timing; returns each population's output per step,
-    (steps, size): spikes (0/1) for LIF, sent code changes dg for VN."""
+    (steps, size): spikes (0/1) for LIF, sent code changes dg for VN (the first event of an
+    atom carries its whole initial code, so g_sent = cumsum(dg) as in the engine)."""
     state = {p.name: _init_state(p) for p in net.populations}
     out = {p.name: np.zeros((steps, p.size), _out_dtype(p)) for p in net.populations}
     prev = {p.name: np.zeros(p.size, _out_dtype(p)) for p in net.populations}
@@ -201,7 +198,9 @@ def reference_run(net: LavaNet, steps: int) -> dict[str, np.ndarray]:
             tgt = net.population(conn.target)
             if tgt.arithmetic == "fixed":
                 w = conn.weights.astype(np.int64)
-                a_in[conn.target] += sparse_graded_accumulate(w, prev[conn.source], conn.weight_exp)
+                a_in[conn.target] += lava_sparse_accumulate(w, prev[conn.source], conn.weight_exp)[
+                    0
+                ]
             else:
                 a_in[conn.target] += conn.weights @ prev[conn.source]
         for p in net.populations:
@@ -221,7 +220,7 @@ def _init_state(p: LavaPopulation) -> dict:
     if p.model == "lif":
         return {"u": p.arrays["u_init"].copy(), "v": p.arrays["v_init"].copy()}
     g0 = p.arrays["g_init"].copy()
-    return {"g": g0, "g_sent": g0.copy(), "c": np.zeros_like(g0)}
+    return {"g": g0, "g_sent": np.zeros_like(g0), "c": np.zeros_like(g0)}
 
 
 def _step(p: LavaPopulation, s: dict, a_in: np.ndarray) -> np.ndarray:
@@ -239,7 +238,7 @@ def _step(p: LavaPopulation, s: dict, a_in: np.ndarray) -> np.ndarray:
         s["v"][spikes] = 0.0
         return spikes.astype(np.float64)
     if p.arithmetic == "fixed":
-        s["g"], s["g_sent"], s["c"], dg = vn_fixed_step(
+        s["g"], s["g_sent"], s["c"], dg, _, _ = vn_fixed_step(
             s["g"],
             s["g_sent"],
             s["c"],
@@ -249,8 +248,6 @@ def _step(p: LavaPopulation, s: dict, a_in: np.ndarray) -> np.ndarray:
             k["eta_mant"],
             k["eta_shift"],
         )
-        check_state_range(f"{p.name}.c", s["c"])
-        check_state_range(f"{p.name}.g", s["g"])
         return dg
     s["c"] = s["c"] + a_in
     x = s["g"] + k["eta"] * (a["drive"] - s["c"])
@@ -259,3 +256,62 @@ def _step(p: LavaPopulation, s: dict, a_in: np.ndarray) -> np.ndarray:
     send = d != 0 if k["event_threshold"] == 0 else np.abs(d) > k["event_threshold"]
     s["g_sent"] = np.where(send, s["g"], s["g_sent"])
     return np.where(send, d, 0.0)
+
+
+def to_graph(net: LavaNet) -> Graph:
+    """The engine Graph that runs `net` (the inverse of from_graph), so that a LavaNet or a
+    bundle can be checked against the engine too. Float VN thresholds come back as
+    lam = thresh / eta (equal up to rounding); integer VN connections get one channel each."""
+    pops = [Population(p.name, p.size, _unit_params(net, p)) for p in net.populations]
+    next_channel: dict[str, int] = {}
+    projs = []
+    for c in net.connections:
+        tgt = net.population(c.target)
+        ch = 0
+        if tgt.model == "vn" and tgt.arithmetic == "fixed":
+            ch = next_channel.get(c.target, 0)
+            next_channel[c.target] = ch + 1
+        projs.append(Projection(c.source, c.target, c.weights, weight_exp=c.weight_exp, channel=ch))
+    return Graph(pops, projs)
+
+
+def _unit_params(net: LavaNet, p: LavaPopulation):
+    k, a = p.scalars, p.arrays
+    if p.model == "lif" and p.arithmetic == "fixed":
+        return LIFFixedParams(
+            du=k["du"],
+            dv=k["dv"],
+            vth=k["vth"],
+            bias_mant=a["bias_mant"],
+            bias_exp=a["bias_exp"],
+            v_init=a["v_init"],
+            u_init=a["u_init"],
+        )
+    if p.model == "lif":
+        return LIFParams(
+            du=k["du"],
+            dv=k["dv"],
+            vth=k["vth"],
+            bias=a["bias"],
+            v_init=a["v_init"],
+            u_init=a["u_init"],
+        )
+    if p.arithmetic == "fixed":
+        n_inputs = sum(c.target == p.name for c in net.connections)
+        return VNFixedParams(
+            frac_bits=k["frac_bits"],
+            eta_mant=k["eta_mant"],
+            eta_shift=k["eta_shift"],
+            drive=a["drive"],
+            thresh=a["thresh"],
+            c_shift=k["c_shift"],
+            g_init=a["g_init"],
+            n_inputs=max(n_inputs, 1),
+        )
+    return VNParams(
+        eta=k["eta"],
+        lam=a["thresh"] / k["eta"],
+        drive=a["drive"],
+        event_threshold=k["event_threshold"],
+        g_init=a["g_init"],
+    )

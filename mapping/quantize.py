@@ -5,8 +5,10 @@
 * `quantize_lif(params, scale)`: float LIF -> LIFFixedParams (decays in 1/4096, threshold and
   bias in units of 2**6 / scale, as Lava's bit-accurate LIF scales them).
 * `quantize_lif_graph(graph)`: a float LIF graph -> the engine's fixed-point graph.
-* `quantize_vn_graph(graph, frac_bits)`: a float VN graph -> an integer LavaNet (vn_fixed.py).
-* `vn_quantization_report(graph, net, steps)`: float vs fixed run: codes, active sets, events.
+* `quantize_vn_graph(graph, frac_bits)`: a float VN graph -> the engine's integer VN graph
+  (sim/units_vn_fixed.py), which `Engine` runs and `lava_export.verify_lava` checks on Lava.
+* `vn_quantization_report(graph, fixed_graph, steps)`: float vs integer engine runs: codes,
+  active sets, events, wraps and clips.
 """
 
 from __future__ import annotations
@@ -15,17 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from atomspark.mapping.lava_net import (
-    LavaConnection,
-    LavaNet,
-    from_graph,
-    reference_run,
-    vn_fixed_population,
-)
-from atomspark.mapping.vn_fixed import ETA_MANT_BITS, VNFixedParams
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
+from atomspark.sim.units_vn import VNParams
+from atomspark.sim.units_vn_fixed import ETA_MANT_BITS, VNFixedParams
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
 
 
@@ -128,54 +125,90 @@ def quantize_eta(eta: float) -> tuple[int, int]:
     return mant, shift
 
 
-def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> LavaNet:
-    """A float VN graph (e.g. networks.vn_compile) -> integer LavaNet: codes in units of
-    2**-frac_bits, Gram blocks as 8-bit mantissas with one exponent per projection, and each
-    population's c kept in the finest unit of its incoming projections so that no per-step
+def _dense_weights(proj: Projection) -> np.ndarray:
+    n_tgt, n_src = proj.shape
+    fan_out = sp.csr_matrix((proj.data, proj.indices, proj.indptr), shape=(n_src, n_tgt))
+    return fan_out.T.toarray()
+
+
+def _delays(proj: Projection):
+    """The projection's delays as Projection takes them: an int, or a sparse (n_tgt, n_src)."""
+    if proj.delay.size == 0 or np.all(proj.delay == proj.delay[0]):
+        return int(proj.delay[0]) if proj.delay.size else 1
+    n_tgt, n_src = proj.shape
+    fan_out = sp.csr_matrix((proj.delay, proj.indices, proj.indptr), shape=(n_src, n_tgt))
+    return fan_out.T.tocsr()
+
+
+def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> Graph:
+    """A float VN graph (e.g. networks.vn_compile) -> the engine's integer VN graph: codes in
+    units of 2**-frac_bits, Gram blocks as 8-bit mantissas with one exponent per projection,
+    each population's c kept in the finest unit of its incoming projections so that no per-step
     rounding accumulates (the only errors are the weight, drive, threshold and eta roundings
-    and the floor of the eta product)."""
+    and the floor of the eta product), and one input channel per incoming projection (each
+    wraps to 32 bits on its own, as one Lava Sparse does). Raises if a value does not fit."""
     frac_bits = require_int("frac_bits", frac_bits, minimum=0)
-    float_net = from_graph(graph)
-    if any(p.model != "vn" for p in float_net.populations):
-        raise AtomsparkError("graph: quantize_vn_graph needs VN populations only")
+    if not isinstance(graph, Graph):
+        raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
+    for pop in graph.populations:
+        par = pop.params
+        if not isinstance(par, VNParams):
+            raise AtomsparkError(
+                f"{pop.name}: quantize_vn_graph needs float VN populations only, "
+                f"got {type(par).__name__}"
+            )
+        if par.topk is not None:
+            raise AtomsparkError(f"{pop.name}.topk: hard top-k has no integer atom")
+        if par.event_threshold != 0:
+            raise AtomsparkError(f"{pop.name}.event_threshold: the integer atom sends every change")
     unit = 2.0**frac_bits
-    weights = {id(c): quantize_weights(c.weights.toarray()) for c in float_net.connections}
-    c_shift = {p.name: 0 for p in float_net.populations}
-    for c in float_net.connections:  # c holds exact sums: its unit is the finest incoming one
-        c_shift[c.target] = max(c_shift[c.target], -weights[id(c)].weight_exp)
+    weights = [quantize_weights(_dense_weights(proj)) for proj in graph.projections]
+    c_shift = {p.name: 0 for p in graph.populations}
+    n_inputs = {p.name: 0 for p in graph.populations}
+    for proj, q in zip(graph.projections, weights):  # c holds exact sums: finest incoming unit
+        c_shift[proj.target] = max(c_shift[proj.target], -q.weight_exp)
+        n_inputs[proj.target] += 1
     pops = []
-    for p in float_net.populations:
-        if p.scalars["event_threshold"] != 0:
-            raise AtomsparkError(f"{p.name}.event_threshold: the integer atom sends every change")
-        mant, shift = quantize_eta(p.scalars["eta"])
-        s = c_shift[p.name]
+    for pop in graph.populations:
+        st, s = pop.params.init_state(pop.size), c_shift[pop.name]
+        mant, shift = quantize_eta(pop.params.eta)
         params = VNFixedParams(
             frac_bits=frac_bits,
             eta_mant=mant,
             eta_shift=shift + s,
-            drive=np.round(p.arrays["drive"] * unit * 2.0**s).astype(np.int64),
-            thresh=np.round(p.arrays["thresh"] * unit).astype(np.int64),
+            drive=np.round(st["drive"] * unit * 2.0**s).astype(np.int64),
+            thresh=np.round(st["thresh"] * unit).astype(np.int64),
             c_shift=s,
+            g_init=np.round(st["g"] * unit).astype(np.int64),
+            n_inputs=max(n_inputs[pop.name], 1),
         )
-        g0 = np.round(p.arrays["g_init"] * unit).astype(np.int64)
-        pops.append(vn_fixed_population(p.name, params, g0))
-    conns = []
-    for c in float_net.connections:
-        q = weights[id(c)]
-        w = sp.csr_matrix(q.mantissa.astype(np.float64))
-        exp = q.weight_exp + c_shift[c.target]  # >= 0: a left shift, exact
-        conns.append(LavaConnection(c.source, c.target, w, exp, graded=True))
-    return LavaNet(pops, conns)
+        pops.append(Population(pop.name, pop.size, params))
+    projs, channel = [], {p.name: 0 for p in graph.populations}
+    for proj, q in zip(graph.projections, weights):
+        exp = q.weight_exp + c_shift[proj.target]  # >= 0: a left shift, exact
+        projs.append(
+            Projection(
+                proj.source,
+                proj.target,
+                sp.csr_matrix(q.mantissa),
+                delays=_delays(proj),
+                channel=channel[proj.target],
+                weight_exp=exp,
+            )
+        )
+        channel[proj.target] += 1
+    return Graph(pops, projs, ring_length=graph.ring_length)
 
 
 @dataclass(frozen=True)
 class VNQuantizationReport:
-    """Float vs integer VN run over the same steps, codes compared in float units.
+    """Float vs integer engine runs of the same VN graph, codes compared in float units.
 
     code_max_abs_error / code_mean_abs_error: final codes; trajectory_max_abs_error: over all
     steps; active_set_agreement: fraction of atoms whose (g != 0) agrees at the end;
-    events_float / events_fixed: change events sent in total; weight_max_abs_error: worst
-    weight rounding over all projections."""
+    events_float / events_fixed: change events sent in total; synops_float / synops_fixed:
+    synaptic operations; weight_max_abs_error: worst weight rounding over all projections;
+    wraps / clips: overflows the integer run counted (0 in a well-scaled model)."""
 
     frac_bits: int
     code_max_abs_error: float
@@ -184,37 +217,51 @@ class VNQuantizationReport:
     active_set_agreement: float
     events_float: int
     events_fixed: int
+    synops_float: int
+    synops_fixed: int
     weight_max_abs_error: float
+    wraps: int
+    clips: int
 
 
-def vn_quantization_report(graph: Graph, net: LavaNet, steps: int) -> VNQuantizationReport:
-    """Run the float graph and its integer LavaNet `net` (NumPy references) and compare codes."""
+def vn_quantization_report(graph: Graph, fixed_graph: Graph, steps: int) -> VNQuantizationReport:
+    """Run the float graph and its integer version (quantize_vn_graph) on the engine and compare
+    the codes step by step."""
     steps = require_int("steps", steps, minimum=1)
-    float_net = from_graph(graph)
-    out_f, out_q = reference_run(float_net, steps), reference_run(net, steps)
-    traj_err, final_f, final_q, ev_f, ev_q = 0.0, [], [], 0, 0
-    for pf, pq in zip(float_net.populations, net.populations):
-        unit = 2.0 ** pq.scalars["frac_bits"]
-        g_f = pf.arrays["g_init"] + np.cumsum(out_f[pf.name], axis=0)
-        g_q = (pq.arrays["g_init"] + np.cumsum(out_q[pq.name], axis=0)) / unit
+    names = [p.name for p in graph.populations]
+    if [p.name for p in fixed_graph.populations] != names or any(
+        not isinstance(p.params, VNFixedParams) for p in fixed_graph.populations
+    ):
+        raise AtomsparkError("fixed_graph: expected quantize_vn_graph(graph) (same populations)")
+    if len(fixed_graph.projections) != len(graph.projections):
+        raise AtomsparkError("fixed_graph: projections differ from the float graph's")
+    record = tuple((name, "g") for name in names)
+    eng_f, eng_q = Engine(graph), Engine(fixed_graph)
+    prof_f, prof_q = eng_f.run(steps, record=record), eng_q.run(steps, record=record)
+    traj_err, final_f, final_q = 0.0, [], []
+    for pop in fixed_graph.populations:
+        g_f = eng_f.traces[(pop.name, "g")].astype(np.float64)
+        g_q = eng_q.traces[(pop.name, "g")] / 2.0**pop.params.frac_bits
         traj_err = max(traj_err, float(np.abs(g_f - g_q).max()))
         final_f.append(g_f[-1])
         final_q.append(g_q[-1])
-        ev_f += int(np.count_nonzero(out_f[pf.name]))
-        ev_q += int(np.count_nonzero(out_q[pq.name]))
     gf, gq = np.concatenate(final_f), np.concatenate(final_q)
     w_err = 0.0
-    for cf, cq in zip(float_net.connections, net.connections):
-        c_shift = net.population(cq.target).scalars["c_shift"]
-        approx = cq.weights.toarray() * 2.0 ** (cq.weight_exp - c_shift)
-        w_err = max(w_err, float(np.abs(approx - cf.weights.toarray()).max()))
+    for pf, pq in zip(graph.projections, fixed_graph.projections):
+        c_shift = fixed_graph.population(pq.target).params.c_shift
+        approx = _dense_weights(pq) * 2.0 ** (pq.weight_exp - c_shift)
+        w_err = max(w_err, float(np.abs(approx - _dense_weights(pf)).max()))
     return VNQuantizationReport(
-        frac_bits=int(net.populations[0].scalars["frac_bits"]),
+        frac_bits=int(fixed_graph.populations[0].params.frac_bits),
         code_max_abs_error=float(np.abs(gf - gq).max()),
         code_mean_abs_error=float(np.abs(gf - gq).mean()),
         trajectory_max_abs_error=traj_err,
         active_set_agreement=float(np.mean((gf != 0) == (gq != 0))),
-        events_float=ev_f,
-        events_fixed=ev_q,
+        events_float=int(prof_f.events.sum()),
+        events_fixed=int(prof_q.events.sum()),
+        synops_float=int(prof_f.synops.sum()),
+        synops_fixed=int(prof_q.synops.sum()),
         weight_max_abs_error=w_err,
+        wraps=int(prof_q.wraps.sum()),
+        clips=int(prof_q.clips.sum()),
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from atomspark.mapping.lava_net import reference_run
 from atomspark.mapping.quantize import (
     quantize_eta,
     quantize_lif,
@@ -13,13 +12,17 @@ from atomspark.mapping.quantize import (
     quantize_weights,
     vn_quantization_report,
 )
-from atomspark.mapping.vn_fixed import VNFixedParams, sparse_graded_accumulate, vn_fixed_step
 from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.units_vn_fixed import (
+    VNFixedParams,
+    lava_sparse_accumulate,
+    vn_fixed_step,
+)
 from atomspark.sim.validation import AtomsparkError
 
 
@@ -63,7 +66,10 @@ def test_vn_fixed_step_matches_python_int_oracle(rng):
     g, c = rng.integers(-3000, 3000, n), rng.integers(-50000, 50000, n)
     a_in, drive = rng.integers(-9000, 9000, n), rng.integers(-60000, 60000, n)
     thresh, sent = rng.integers(0, 400, n), rng.integers(-3000, 3000, n)
-    g_new, g_sent, c_new, dg = vn_fixed_step(g, sent, c, a_in, drive, thresh, 3001, 17)
+    g_new, g_sent, c_new, dg, wraps, clips = vn_fixed_step(
+        g, sent, c, a_in, drive, thresh, 3001, 17
+    )
+    assert wraps == 0 and clips == 0  # all values well inside 24 bits
     expected = _python_int_step(*(x.tolist() for x in (g, sent, c, a_in, drive, thresh)), 3001, 17)
     assert g_new.tolist() == [e[0] for e in expected]
     assert c_new.tolist() == [e[1] for e in expected]
@@ -71,12 +77,13 @@ def test_vn_fixed_step_matches_python_int_oracle(rng):
     assert np.array_equal(g_sent, g_new)
 
 
-def test_graded_accumulate_floors_and_rejects_int32_overflow():
+def test_sparse_accumulate_floors_and_wraps_like_lavas_int32_port():
     w = np.array([[3, -5]])
-    assert sparse_graded_accumulate(w, np.array([1, 1]), -1).tolist() == [-1]  # floor(-2 / 2)
-    assert sparse_graded_accumulate(w, np.array([1, 2]), 2).tolist() == [-28]
-    with pytest.raises(AtomsparkError, match="32-bit"):
-        sparse_graded_accumulate(np.array([[254, 254]]), np.array([2**23, 2**23]), 0)
+    assert lava_sparse_accumulate(w, np.array([1, 1]), -1)[0].tolist() == [-1]  # floor(-2 / 2)
+    assert lava_sparse_accumulate(w, np.array([1, 2]), 2)[0].tolist() == [-28]
+    # 254 * 2**24 = 4261412864 does not fit int32: Lava's port keeps it modulo 2**32
+    out, wraps = lava_sparse_accumulate(np.array([[254, 254]]), np.array([2**23, 2**23]), 0)
+    assert out.tolist() == [254 * 2**24 - 2**32] and wraps == 1
 
 
 def test_vn_fixed_params_reject_values_outside_24_bits():
@@ -84,6 +91,12 @@ def test_vn_fixed_params_reject_values_outside_24_bits():
         VNFixedParams(8, 2048, 12, np.array([2**23]), np.array([0]))
     with pytest.raises(AtomsparkError, match="eta_mant"):
         VNFixedParams(8, 4096, 12, np.array([1]), np.array([0]))
+    with pytest.raises(AtomsparkError, match="integer"):
+        VNFixedParams(8, 2048, 12, np.array([1.5]), np.array([0]))
+    with pytest.raises(AtomsparkError, match="thresh"):
+        VNFixedParams(8, 2048, 12, np.array([1]), np.array([-1]))
+    with pytest.raises(AtomsparkError, match="eta_shift"):
+        VNFixedParams(8, 2048, 64, 0, 0)
 
 
 @pytest.fixture(scope="module")
@@ -104,10 +117,10 @@ def test_vn_quantization_error_shrinks_with_more_fraction_bits(vn_graph):
 
 def test_fixed_vn_net_tracks_float_engine_codes(vn_graph):
     """The integer atoms' codes stay near the float engine's (in float units)."""
-    net = quantize_vn_graph(vn_graph, 12)
+    fixed = Engine(quantize_vn_graph(vn_graph, 12))
     steps = 60
-    out = reference_run(net, steps)["vn_layer0"]
-    g_fixed = np.cumsum(out, axis=0)[-1] / 2.0**12
+    fixed.run(steps)
+    g_fixed = fixed.state["vn_layer0"]["g"] / 2.0**12
     engine = Engine(vn_graph)
     engine.run(steps, record=(("vn_layer0", "g"),))
     g_float = engine.traces[("vn_layer0", "g")][-1]

@@ -3,14 +3,17 @@ bit-accurate fixed-point ProcessModels.
 
 Per step: c += a_in (graded change events weighted by the Gram matrix, arriving one step after
 they were sent, as Lava's Sparse/Dense delay them); g <- soft(g + eta (drive - c), thresh);
-send dg = g - g_sent as a graded spike (0 = no event). The fixed-point model calls the same
-integer step as atomspark.mapping.vn_fixed, so Lava and the NumPy reference cannot drift apart.
+send dg = g - g_sent as a graded spike (0 = no event); g_sent starts at 0, so an atom's first
+event carries its initial code, as in the engine. The fixed-point model calls the integer step
+of atomspark.sim.units_vn_fixed (24-bit wrap of c, saturation of g and of the 24-bit payload),
+the definition the engine's Numba kernel is tested against, so Lava and the engine cannot drift
+apart.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from atomspark.mapping.vn_fixed import vn_fixed_step
+from atomspark.sim.units_vn_fixed import vn_fixed_step
 from lava.magma.core.decorator import implements, requires, tag
 from lava.magma.core.model.py.model import PyLoihiProcessModel
 from lava.magma.core.model.py.ports import PyInPort, PyOutPort
@@ -51,7 +54,7 @@ class VNAtom(AbstractProcess):
         self.a_in = InPort(shape=shape)
         self.s_out = OutPort(shape=shape)
         self.g = Var(shape=shape, init=g_init)
-        self.g_sent = Var(shape=shape, init=g_init)
+        self.g_sent = Var(shape=shape, init=0)
         self.c = Var(shape=shape, init=0)
         self.drive = Var(shape=shape, init=drive)
         self.thresh = Var(shape=shape, init=thresh)
@@ -87,7 +90,9 @@ class PyVNAtomModelFloat(PyLoihiProcessModel):
 @requires(CPU)
 @tag("bit_accurate_loihi", "fixed_pt")
 class PyVNAtomModelFixed(PyLoihiProcessModel):
-    """Integer VN atom: 24-bit state words, graded spikes with the integer change as payload."""
+    """Integer VN atom: 24-bit state words, graded spikes with the integer change as payload.
+    a_in arrives as the int64 sum of the connections' int32 outputs, as the engine sums its
+    per-connection channels."""
 
     a_in: PyInPort = LavaPyType(PyInPort.VEC_DENSE, np.int64, precision=32)
     s_out: PyOutPort = LavaPyType(PyOutPort.VEC_DENSE, np.int64, precision=24)
@@ -98,7 +103,7 @@ class PyVNAtomModelFixed(PyLoihiProcessModel):
     thresh: np.ndarray = LavaPyType(np.ndarray, np.int64, precision=24)
 
     def run_spk(self) -> None:
-        g, g_sent, c, dg = vn_fixed_step(
+        g, g_sent, c, dg, _, _ = vn_fixed_step(
             self.g,
             self.g_sent,
             self.c,
