@@ -89,7 +89,6 @@ def from_graph(graph: Graph) -> LavaNet:
         raise AtomsparkError(f"graph: expected an atomspark.sim.graph.Graph, got {type(graph)}")
     pops = [_population(p.name, p.size, p.params) for p in graph.populations]
     conns = []
-    channels_used: dict[str, set] = {}
     for proj in graph.projections:
         label = f"projection {proj.source}->{proj.target}"
         if proj.delay.size and np.any(proj.delay != 1):
@@ -97,7 +96,7 @@ def from_graph(graph: Graph) -> LavaNet:
                 f"{label} delays: Lava's Sparse delivers after exactly one step; only delay 1 is "
                 f"exported, got delays in [{proj.delay.min()}, {proj.delay.max()}]"
             )
-        _check_channel(label, graph.population(proj.target), proj.channel, channels_used)
+        _check_channel(label, graph.population(proj.target), proj.channel)
         n_tgt, n_src = proj.shape
         fan_out = sp.csr_matrix((proj.data, proj.indices, proj.indptr), shape=(n_src, n_tgt))
         weights = sp.csr_matrix(fan_out.T)
@@ -121,21 +120,12 @@ def from_graph(graph: Graph) -> LavaNet:
     return net
 
 
-def _check_channel(label: str, target, channel: int, used: dict[str, set]) -> None:
-    """Each Lava Sparse has its own int32 output, so an integer VN target must give each incoming
-    projection its own engine channel (accumulator); every other target has one (channel 0)."""
-    if not isinstance(target.params, VNFixedParams):
-        if channel != 0:
-            raise AtomsparkError(f"{label} channel: Lava's LIF has one input current (channel 0)")
-        return
-    seen = used.setdefault(target.name, set())
-    if channel in seen:
-        raise AtomsparkError(
-            f"{label} channel: channel {channel} of {target.name} already takes another "
-            "projection; Lava wraps each connection's sum to 32 bits on its own, so give each "
-            "projection into an integer VN population its own channel"
-        )
-    seen.add(channel)
+def _check_channel(label: str, target, channel: int) -> None:
+    """Lava's LIF has one input current. An integer VN target may spread its projections over
+    channels (separate 32-bit accumulators, as separate Sparse processes have): the values are
+    the same either way, because c wraps modulo 2**24 and 2**32 is a multiple of it."""
+    if channel != 0 and not isinstance(target.params, VNFixedParams):
+        raise AtomsparkError(f"{label} channel: Lava's LIF has one input current (channel 0)")
 
 
 def _population(name: str, size: int, params) -> LavaPopulation:

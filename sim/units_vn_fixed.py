@@ -17,9 +17,12 @@ Per step and atom, all values int64 holding Loihi's words:
 Why c wraps but g saturates: c only moves by received events, so a modular c stays congruent to
 G g_sent (mod 2**24) and is exact again once the codes are back in range; a saturated c would be
 wrong for good. g and the payload are the code itself, so they saturate; a clipped payload leaves
-g != g_sent and the rest is sent on the next step, so the receivers' c never loses track. Every
-wrap and clip is counted (engine Profile wraps/clips); parameters that do not fit their words
-are rejected. eta_mant * (drive - c) is a 37-bit product held in int64, as in Lava's Python model.
+g != g_sent and the rest is sent on the next step, so the receivers' c never loses track. A
+32-bit input wrap never changes c (2**32 is a multiple of 2**24) but is an accumulator overflow
+all the same. Every wrap and clip is counted (engine Profile wraps/clips; the engine counts them
+in the atoms it updates, and a settled atom is not updated); parameters that do not fit their
+words are rejected. eta_mant * (drive - c) is a 37-bit product held in int64, as in Lava's
+Python model.
 
 Units: g, thresh in 2**-frac_bits; c, drive in the finer 2**-(frac_bits + c_shift) so that the
 graded sums of 8-bit Gram mantissas arrive without rounding; eta = eta_mant 2**-(eta_shift -
