@@ -27,6 +27,7 @@ from atomspark.networks.vn_compile import compile_vn_model  # noqa: E402
 from atomspark.sim.engine import Engine  # noqa: E402
 from atomspark.sim.graph import Graph, Population, Projection  # noqa: E402
 from atomspark.sim.units_lif import LIFFixedParams  # noqa: E402
+from atomspark.sim.units_vn_fixed import VNFixedParams  # noqa: E402
 
 STEPS = 30
 
@@ -64,10 +65,16 @@ def test_fixed_point_lif_network_is_bit_exact_with_engine(rng):
 
 
 def test_vn_settle_fixed_point_bit_exact_and_float_within_tolerance(vn_graph):
-    fixed = verify_lava(quantize_vn_graph(vn_graph, 12), STEPS)
+    fixed_graph = quantize_vn_graph(vn_graph, 12)
+    fixed = verify_lava(fixed_graph, STEPS)
     assert fixed.arithmetic == "fixed" and fixed.tolerance == 0.0 and fixed.passed
+    assert fixed.lava_vs_engine == {"vn_layer0": 0.0, "vn_layer1": 0.0}  # engine == Lava
     assert all(err == 0.0 for err in fixed.lava_vs_reference.values())
     assert min(fixed.lava_events.values()) > 10
+    prof = Engine(fixed_graph).run(STEPS)
+    assert fixed.lava_events == {
+        name: int(prof.unit_events[i].sum()) for i, name in enumerate(fixed_graph.index)
+    }
 
     floating = verify_lava(vn_graph, STEPS)
     assert floating.arithmetic == "float" and floating.passed
@@ -96,3 +103,26 @@ def test_run_bundle_entry_point(tmp_path, rng):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "a:" in proc.stdout and "max |error| {'a': 0.0, 'b': 0.0}" in proc.stdout
+
+
+def test_fixed_vn_overflows_bit_exact_with_engine():
+    """A saturating source drives two 8-bit connections whose int32 outputs wrap and whose sum
+    wraps the target's 24-bit c: Lava (its int32 ports, the VNAtom model) equals the engine."""
+    rng = np.random.default_rng(3)
+    src = Population(
+        "s", 4, VNFixedParams(0, 4095, 0, drive=rng.integers(-(2**21), 2**21, 4), thresh=5)
+    )
+    tgt = Population(
+        "t", 3, VNFixedParams(4, 3000, 12, drive=rng.integers(-9000, 9000, 3), thresh=7, n_inputs=2)
+    )
+    graph = Graph(
+        [src, tgt],
+        [
+            Projection("s", "t", rng.integers(-127, 128, (3, 4)) * 2, weight_exp=3, channel=0),
+            Projection("t", "t", np.array([[200, 0, 0], [0, 180, 0], [0, 0, 90]]), channel=1),
+        ],
+    )
+    report = verify_lava(graph, 12)
+    assert report.passed and report.lava_vs_engine == {"s": 0.0, "t": 0.0}
+    assert report.engine_wraps > 0 and report.engine_clips > 0
+    assert report.lava_events["t"] > 0
