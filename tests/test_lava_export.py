@@ -103,6 +103,7 @@ def test_run_bundle_entry_point(tmp_path, rng):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "a:" in proc.stdout and "max |error| {'a': 0.0, 'b': 0.0}" in proc.stdout
+    assert "engine: max |error| {'a': 0.0, 'b': 0.0}" in proc.stdout
 
 
 def test_fixed_vn_overflows_bit_exact_with_engine():
