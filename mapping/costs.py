@@ -1,6 +1,10 @@
 """From an engine run to costs: place the graph, estimate neuromorphic energy/latency, and price
 the dense equivalent of the same computation on a GPU or CPU for comparison.
 
+Vector units (an RSGN node's d-wide state) are priced as a chip would hold them: d compartments
+on one core, each event d graded spikes, each synaptic operation d multiply-adds, and the unit's
+internal transform (`macs_per_update`, e.g. RSGN's W_h) counted as synaptic operations.
+
 The dense equivalent is what a GPU does for the same model without events: every step, every
 projection is a dense matrix-vector product (2 n_target n_source FLOPs per sample), its weights
 are read from memory once per step and batch (4 bytes each in fp32), and each projection is one
@@ -9,9 +13,10 @@ kernel launch per step. Batching amortises weight traffic over `batch` samples.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 from atomspark.mapping.energy import DenseCost, EnergyReport, dense_cost, estimate_energy
 from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware, load_hardware
 from atomspark.mapping.placement import Placement, place
@@ -62,15 +67,93 @@ class CostComparison:
         }
 
 
+def unit_width(graph: Graph) -> int:
+    """Compartments per unit: the payload length of vector units (RSGN: d), else 1."""
+    widths = {
+        int(np.prod(getattr(p.params, "payload_shape", ()) or (1,))) for p in graph.populations
+    }
+    if len(widths) != 1:
+        raise AtomsparkError(f"graph: mixed payload widths {sorted(widths)} are not priced")
+    return widths.pop()
+
+
+def _macs_per_update(graph: Graph) -> np.ndarray:
+    return np.array([getattr(p.params, "macs_per_update", 0) for p in graph.populations])
+
+
+def compartment_profile(graph: Graph, profile: Profile) -> Profile:
+    """The run's counters in scalar operations (see module docstring); unchanged for width 1."""
+    w, macs = unit_width(graph), _macs_per_update(graph)
+    if w == 1 and not macs.any():
+        return profile
+    return Profile(
+        profile.population_names,
+        profile.population_sizes * w,
+        profile.steps,
+        events=profile.events * w,
+        synops=profile.synops * w + profile.updates * macs[None, :],
+        updates=profile.updates * w,
+        active=profile.active * w,
+        payload_bits=profile.payload_bits,
+        wraps=profile.wraps,
+        clips=profile.clips,
+        unit_events=[np.repeat(u, w) for u in profile.unit_events],
+    )
+
+
 def dense_workload(graph: Graph, steps: int, batch: int = 1) -> DenseWorkload:
     """The dense equivalent of `steps` steps of `graph`, per sample (see module docstring)."""
     steps = require_int("steps", steps, minimum=0)
     batch = require_int("batch", batch, minimum=1)
-    macs = sum(p.shape[0] * p.shape[1] for p in graph.projections)
-    units = graph.total_units
+    w = unit_width(graph)
+    sizes = graph.sizes
+    weights = sum(p.shape[0] * p.shape[1] for p in graph.projections)
+    internal = float((_macs_per_update(graph) * sizes).sum())  # e.g. RSGN's W_h per node
+    macs = weights * w + internal
+    units = graph.total_units * w
     flops = steps * (2.0 * macs + 4.0 * units)  # matvecs + a few element-wise ops per unit
-    bytes_moved = steps * (BYTES_PER_WEIGHT_FP32 * macs / batch + 3 * 4.0 * units)
+    weight_bytes = BYTES_PER_WEIGHT_FP32 * (
+        weights
+        + max((getattr(p.params, "macs_per_update", 0) for p in graph.populations), default=0)
+    )
+    bytes_moved = steps * (weight_bytes / batch + 3 * 4.0 * units)
     return DenseWorkload(flops, bytes_moved, steps * max(len(graph.projections), 1))
+
+
+def place_units(
+    graph: Graph,
+    hw: NeuromorphicHardware,
+    unit_events: np.ndarray | None = None,
+    strategy: str = "partition",
+    positions: np.ndarray | None = None,
+) -> tuple[Placement, sp.csr_matrix]:
+    """Place the graph's units; vector units keep their w compartments together on one core.
+
+    Returns the compartment-level placement and adjacency (kron(A, I_w) for width w)."""
+    adjacency = graph.unit_adjacency()
+    w = unit_width(graph)
+    if w == 1:
+        return place(
+            adjacency, hw, strategy=strategy, unit_events=unit_events, positions=positions
+        ), adjacency
+    if w > hw.limits.units_per_core:
+        raise AtomsparkError(
+            f"unit width {w} exceeds {hw.limits.units_per_core} units per core on {hw.name}"
+        )
+    per_node = max(_macs_per_update(graph).max(), 0)
+    in_degree = np.asarray(adjacency.sum(axis=0)).ravel()
+    node_hw = replace(hw, limits=replace(hw.limits, units_per_core=hw.limits.units_per_core // w))
+    node_events = None if unit_events is None else unit_events.reshape(-1, w).sum(axis=1)
+    nodes = place(
+        adjacency,
+        node_hw,
+        strategy=strategy,
+        unit_events=node_events,
+        synapse_counts=in_degree * w + per_node,
+        positions=positions,
+    )
+    placement = replace(nodes, unit_core=np.repeat(nodes.unit_core, w))
+    return placement, sp.kron(adjacency, sp.identity(w, format="csr"), format="csr")
 
 
 def _hardware(name_or_hw, kind):
@@ -78,6 +161,30 @@ def _hardware(name_or_hw, kind):
     if not isinstance(hw, kind):
         raise AtomsparkError(f"hardware {hw.name!r}: expected a {kind.__name__}")
     return hw
+
+
+def price_dense(
+    graph: Graph,
+    steps_per_sample: int,
+    dense: str | DenseHardware = "h100",
+    batch: int = 1,
+    precision: str = "fp32",
+) -> tuple[DenseWorkload, DenseCost]:
+    """The dense equivalent of one sample, run in batches of `batch` on `dense`: energy and
+    time per sample (batch time / batch: throughput, not latency)."""
+    gpu = _hardware(dense, DenseHardware)
+    work = dense_workload(graph, steps_per_sample, batch=batch)
+    cost = dense_cost(
+        work.flops * batch,
+        work.bytes_moved * batch,
+        gpu,
+        precision=precision,
+        n_launches=work.launches,
+    )
+    per_sample = DenseCost(
+        **{**cost.to_dict(), "energy_j": cost.energy_j / batch, "time_s": cost.time_s / batch}
+    )
+    return work, per_sample
 
 
 def compare_costs(
@@ -93,23 +200,10 @@ def compare_costs(
 ) -> CostComparison:
     """Place `graph`, price `profile` (covering `n_samples` samples) on both devices, per sample."""
     chip = _hardware(neuromorphic, NeuromorphicHardware)
-    gpu = _hardware(dense, DenseHardware)
-    adjacency = graph.unit_adjacency()
-    unit_events = np.concatenate(profile.unit_events) if profile.unit_events else None
-    placement = place(
-        adjacency, chip, strategy=strategy, unit_events=unit_events, positions=positions
-    )
-    report = estimate_energy(profile, placement, adjacency, chip, n_samples=n_samples)
+    scalar = compartment_profile(graph, profile)
+    unit_events = np.concatenate(scalar.unit_events) if scalar.unit_events else None
+    placement, adjacency = place_units(graph, chip, unit_events, strategy, positions)
+    report = estimate_energy(scalar, placement, adjacency, chip, n_samples=n_samples)
     steps_per_sample = max(1, int(round(profile.steps / n_samples)))
-    work = dense_workload(graph, steps_per_sample, batch=batch)
-    cost = dense_cost(
-        work.flops * batch,
-        work.bytes_moved * batch,
-        gpu,
-        precision=precision,
-        n_launches=work.launches,
-    )
-    per_sample = DenseCost(
-        **{**cost.to_dict(), "energy_j": cost.energy_j / batch, "time_s": cost.time_s / batch}
-    )
+    work, per_sample = price_dense(graph, steps_per_sample, dense, batch, precision)
     return CostComparison(report, placement, per_sample, work)

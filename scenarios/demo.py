@@ -10,32 +10,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from atomspark.mapping.costs import CostComparison, compare_costs
+from atomspark.mapping.costs import CostComparison, compare_costs, price_dense
 from atomspark.mapping.plots import plot_activity, plot_costs
 from atomspark.networks import rsgn
 from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.datasets import hierarchical_sequences, sparse_dictionary_data
+from atomspark.scenarios.engine_runs import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.engine import Engine
 from atomspark.sim.profile import Profile
 
 VN_STEPS = 1000  # event-engine step budget per sample (fixed, as a chip would run it)
+GPU_BATCH = 256  # the GPU's throughput setting, priced beside batch 1 (latency)
 SETTLED_REL_ERROR = 1e-3  # "settled": every code within this of the reference, relative to max |g|
-
-
-def concat_profiles(profiles: list[Profile]) -> Profile:
-    """Profiles of samples run one after another on the same graph, as one profile in time."""
-    first = profiles[0]
-    counters = {
-        k: np.concatenate([getattr(p, k) for p in profiles])
-        for k in ("events", "synops", "updates", "active", "payload_bits", "wraps", "clips")
-    }
-    units = [sum(p.unit_events[i] for p in profiles) for i in range(len(first.population_names))]
-    steps = sum(p.steps for p in profiles)
-    return Profile(
-        first.population_names, first.population_sizes, steps, unit_events=units, **counters
-    )
 
 
 def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, object]:
@@ -114,13 +102,13 @@ def calibrate_thresholds(params, cfg, tokens, rounds: int = 20, lr: float = 0.5)
     return params
 
 
-def rsgn_section(seed: int, log: Callable[[str], None]) -> dict:
+def rsgn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, dict[str, EngineRun]]:
     """RSGN on the hierarchical task (untrained weights): the published configuration (dense, every
     node active) against the sparse one (k-nearest hyperbolic graph, event cutoff, thresholds
     calibrated by homeostasis): activity and counted messages per propagation step."""
     data = hierarchical_sequences(n=32, seed=seed)
     calib, test = data.tokens[:16], data.tokens[16:]
-    out = {}
+    out, runs = {}, {}
     for mode in ("published", "sparse"):
         # Sparse: thresholds may rise above the released 0.99 cap, since LayerNorm-ed states
         # (gain * ||h|| ~ 1.1) would otherwise fire every reached node whatever its threshold.
@@ -141,13 +129,25 @@ def rsgn_section(seed: int, log: Callable[[str], None]) -> dict:
             "active_fraction_per_step": (prop.active.mean(axis=1) / cfg.n_nodes).tolist(),
             "messages_per_step": prop.messages.mean(axis=1).tolist(),
         }
+        t0 = time.perf_counter()
+        runs[mode] = run_rsgn(params, cfg, test)
+        out[mode]["engine_s_per_sequence"] = (time.perf_counter() - t0) / len(test)
+        out[mode]["engine_vs_reference_max_score_error"] = float(
+            np.abs(runs[mode].outputs - result.scores).max()
+        )
+        out[mode]["engine_synops_per_sequence"] = runs[mode].profile.synops.sum() / len(test)
         log(
             f"[rsgn] {mode:9s} N={cfg.n_nodes}: active fraction per step "
             + " ".join(f"{a:.2f}" for a in out[mode]["active_fraction_per_step"])
             + " | messages per step "
             + " ".join(f"{m:.0f}" for m in out[mode]["messages_per_step"])
         )
-    return out
+        log(
+            f"[rsgn] {mode:9s} on the event engine: class scores equal the reference within "
+            f"{out[mode]['engine_vs_reference_max_score_error']:.1e}, "
+            f"{out[mode]['engine_synops_per_sequence']:.0f} synaptic ops per sequence"
+        )
+    return out, runs
 
 
 def run_demo(
@@ -161,23 +161,40 @@ def run_demo(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     vn, vn_profile, vn_graph = vn_section(seed, log)
-    rs = rsgn_section(seed, log)
+    rs, rsgn_runs = rsgn_section(seed, log)
     costs: dict[str, CostComparison] = {
         "VN settle": compare_costs(vn_graph, vn_profile, hardware, gpu, n_samples=vn["samples"])
     }
+    for mode, run in rsgn_runs.items():
+        costs[f"RSGN {mode}"] = compare_costs(
+            run.graph, run.profile, hardware, gpu, n_samples=run.n_samples
+        )
+    batched = {
+        name: price_dense(
+            _graph_of(name, vn_graph, rsgn_runs),
+            c.neuromorphic.steps // c.neuromorphic.n_samples,
+            gpu,
+            batch=GPU_BATCH,
+        )[1]
+        for name, c in costs.items()
+    }
     for name, c in costs.items():
+        chip = c.neuromorphic
         log(
-            f"[cost] {name}: {c.neuromorphic.hardware} {c.neuromorphic.energy_per_sample_j * 1e6:.3g} uJ"
-            f", {c.neuromorphic.time_per_sample_s * 1e6:.3g} us per sample on "
-            f"{c.neuromorphic.cores_used} cores | {c.dense.hardware} dense "
-            f"{c.dense.energy_j * 1e6:.3g} uJ, {c.dense.time_s * 1e6:.3g} us "
-            f"-> GPU/chip energy ratio {c.energy_ratio:.1f}"
+            f"[cost] {name}: {chip.hardware} {chip.energy_per_sample_j * 1e6:.3g} uJ, "
+            f"{chip.time_per_sample_s * 1e6:.3g} us per sample on {chip.cores_used} cores | "
+            f"{c.dense.hardware} dense, batch 1: {c.dense.energy_j * 1e6:.3g} uJ, "
+            f"{c.dense.time_s * 1e6:.3g} us; batch {GPU_BATCH}: "
+            f"{batched[name].energy_j * 1e6:.3g} uJ, {batched[name].time_s * 1e6:.3g} us per sample"
         )
     summary = {
         "seed": seed,
         "vn": vn,
         "rsgn": rs,
-        "costs": {k: c.to_dict() for k, c in costs.items()},
+        "costs": {
+            k: {**c.to_dict(), f"dense_batch_{GPU_BATCH}": batched[k].to_dict()}
+            for k, c in costs.items()
+        },
     }
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2))
     vn_profile.to_json(out / "vn_profile.json")
@@ -203,6 +220,10 @@ def _first_sample(profile: Profile, steps: int) -> Profile:
         unit_events=profile.unit_events,
         **counters,
     )
+
+
+def _graph_of(name: str, vn_graph, rsgn_runs: dict):
+    return vn_graph if name.startswith("VN") else rsgn_runs[name.split()[-1]].graph
 
 
 def _fmt(d: dict) -> str:

@@ -87,6 +87,11 @@ class RSGNNodeParams:
         return (self.width,)
 
     @property
+    def macs_per_update(self) -> int:
+        """Multiply-adds inside one node update: the shared d x d transform W_h."""
+        return self.width * self.width
+
+    @property
     def payload_bits(self) -> int:
         return 64 * self.width
 

@@ -1,0 +1,123 @@
+"""Run a saved or in-memory model on the event engine, sample by sample, and collect what the
+cost model needs: the graph of the last sample, one Profile covering all samples in time order,
+and the model's outputs (VN codes, RSGN class scores)."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.networks import rsgn
+from atomspark.networks.model_io import load_arrays
+from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
+from atomspark.networks.vn import VNModel
+from atomspark.networks.vn_compile import compile_vn_model
+from atomspark.sim.engine import Engine
+from atomspark.sim.graph import Graph
+from atomspark.sim.profile import COUNTER_FIELDS, Profile
+from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
+
+VN_DEFAULT_STEPS = 1000
+
+
+@dataclass
+class LoadedModel:
+    """A model read from disk: kind "vn" (model = VNModel) or "rsgn" (model = (params, config))."""
+
+    kind: str
+    model: object
+
+
+@dataclass
+class EngineRun:
+    """Engine run over a batch: graph of the last sample, profile of all samples back to back,
+    outputs (VN: list of (B, K_l) codes; RSGN: (B, n_classes) scores), node positions (RSGN)."""
+
+    kind: str
+    graph: Graph
+    profile: Profile
+    outputs: object
+    n_samples: int
+    positions: np.ndarray | None = None
+
+
+def model_kind(path: str | os.PathLike) -> str:
+    """The `kind` stored in an atomspark model file ("vn" or "rsgn")."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(data["__atomspark_meta__"].tobytes().decode("utf-8"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise AtomsparkError(f"model file {path}: not a readable atomspark model ({exc})") from exc
+    return str(meta.get("kind"))
+
+
+def load_model(path: str | os.PathLike) -> LoadedModel:
+    """Load a VN or RSGN model file, whichever it holds."""
+    kind = model_kind(path)
+    if kind == "vn":
+        return LoadedModel("vn", VNModel.load(path))
+    if kind == "rsgn":
+        return LoadedModel("rsgn", rsgn.load_model(path))
+    load_arrays(path, "vn")  # raises the standard "holds a ... model" error
+    raise AtomsparkError(f"model file {path}: unknown model kind {kind!r}")
+
+
+def concat_profiles(profiles: list[Profile]) -> Profile:
+    """Profiles of samples run one after another on graphs of the same shape, as one profile."""
+    if not profiles:
+        raise AtomsparkError("profiles: need at least one")
+    first = profiles[0]
+    counters = {k: np.concatenate([getattr(p, k) for p in profiles]) for k in COUNTER_FIELDS}
+    units = [sum(p.unit_events[i] for p in profiles) for i in range(len(first.population_names))]
+    return Profile(
+        first.population_names,
+        first.population_sizes,
+        sum(p.steps for p in profiles),
+        unit_events=units,
+        **counters,
+    )
+
+
+def run_vn(model: VNModel, x, steps: int = VN_DEFAULT_STEPS, mask=None) -> EngineRun:
+    """Settle each row of x (B, d) on the engine for `steps` steps (a fixed budget, as on chip)."""
+    x = as_finite_array("x", x, ndim=(1, 2))
+    x = x[None] if x.ndim == 1 else x
+    if x.shape[1] != model.input_dim:
+        raise AtomsparkError(f"x: model expects {model.input_dim} features, got {x.shape[1]}")
+    steps = require_int("steps", steps, minimum=1)
+    codes = [np.zeros((x.shape[0], layer.n_atoms)) for layer in model.layers]
+    profiles, graph = [], None
+    for i, row in enumerate(x):
+        graph = compile_vn_model(model, row, mask=mask)
+        eng = Engine(graph)
+        profiles.append(eng.run(steps))
+        for l, pop in enumerate(graph.populations):
+            codes[l][i] = eng.state[pop.name]["g"]
+    return EngineRun("vn", graph, concat_profiles(profiles), codes, x.shape[0])
+
+
+def run_rsgn(params, config, tokens) -> EngineRun:
+    """Ignite and propagate each sequence of tokens (B, L, d_in) on the engine; read out scores."""
+    x = rsgn.dynamics.check_tokens(tokens, config)
+    profiles, features, graph = [], [], None
+    for seq in x:
+        graph = compile_rsgn_tokens(params, config, seq)
+        eng = Engine(graph)
+        profiles.append(eng.run(config.n_steps + 1))
+        state = eng.state[NODE_POPULATION]
+        features.append((state["alpha"][:, None] * state["h"]).sum(axis=0))
+    scores = np.stack(features) @ params.cls_w + params.cls_b
+    return EngineRun(
+        "rsgn", graph, concat_profiles(profiles), scores, x.shape[0], positions=params.positions
+    )
+
+
+def run_loaded(loaded: LoadedModel, data, steps: int | None = None) -> EngineRun:
+    """Dispatch on the model kind: VN data (B, d), RSGN tokens (B, L, d_in)."""
+    if loaded.kind == "vn":
+        return run_vn(loaded.model, data, steps or VN_DEFAULT_STEPS)
+    params, config = loaded.model
+    return run_rsgn(params, config, data)
