@@ -5,7 +5,9 @@ positions projected into the ball after each step; slow scale, after each step =
 reward-modulated Hebbian affinity update and homeostatic thresholds (NumPy functions from
 networks/rsgn/plasticity.py), and in sparse mode prune/sprout every `structural_every` epochs.
 VN ("vn-dictionary"): settle each batch on the device, then batched Atomic-Hebb (the slow rule;
-no gradient optimiser is used for this task).
+no gradient optimiser is used for this task). Its "accuracy" metric is dictionary recovery:
+the fraction of planted atoms matched by a learned atom with |cosine| > 0.95.
+Defaults (config.py TASK_DEFAULTS and sections) are tuned so that both built-in tasks learn.
 
 Checkpoints (checkpoint.pt, every `checkpoint_every` steps and at the end) hold the model,
 optimiser, scheduler, torch and NumPy RNG states, the epoch's data order and position and the
