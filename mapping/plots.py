@@ -72,3 +72,24 @@ def plot_costs(comparisons: dict[str, CostComparison], path: str | os.PathLike) 
     ax2.legend(fontsize=8)
     _save(fig, path)
     plt.close(fig)
+
+
+def plot_raster(
+    event_log: dict[str, tuple[np.ndarray, np.ndarray]],
+    sizes: dict[str, int],
+    path: str | os.PathLike,
+    title: str = "",
+) -> None:
+    """Event raster: one dot per event (step, unit), populations stacked with their offsets."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    offset = 0
+    for name, (steps, units) in event_log.items():
+        ax.scatter(steps, units + offset, s=2, marker="|", label=name)
+        offset += sizes[name]
+    ax.set_xlabel("time step")
+    ax.set_ylabel("unit (populations stacked)")
+    ax.set_title(title or "event raster")
+    ax.legend(fontsize=8, markerscale=4)
+    _save(fig, path)
+    plt.close(fig)

@@ -16,6 +16,21 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.profile_run import profile_model
+
+    profile_model(
+        args.model,
+        args.input,
+        args.out,
+        hardware=args.hardware,
+        gpu=args.gpu,
+        steps=args.steps,
+        strategy=args.strategy,
+    )
+    return 0
+
+
 def _cmd_hardware(args: argparse.Namespace) -> int:
     from atomspark.mapping.hardware import known_hardware, load_hardware
 
@@ -43,6 +58,25 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--hardware", default="loihi2", help="neuromorphic hardware preset")
     demo.add_argument("--gpu", default="h100", help="GPU preset to compare against")
     demo.set_defaults(func=_cmd_demo)
+
+    prof = sub.add_parser("profile", help="energy/latency/sparsity profile of a saved model")
+    prof.add_argument("model", help="a model file (.npz) written by atomspark (VN or RSGN)")
+    prof.add_argument(
+        "--input",
+        default="builtin:16",
+        help="a .npy array of inputs, or builtin:N for N built-in samples",
+    )
+    prof.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
+    prof.add_argument("--gpu", default="h100", help="dense device preset (GPU or CPU)")
+    prof.add_argument("--steps", type=int, default=None, help="engine steps per VN sample")
+    prof.add_argument(
+        "--strategy",
+        default="partition",
+        choices=["partition", "sequential", "locality"],
+        help="core placement",
+    )
+    prof.add_argument("--out", default="results/profile")
+    prof.set_defaults(func=_cmd_profile)
 
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)

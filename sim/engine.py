@@ -129,10 +129,15 @@ class Engine:
         return checked
 
     def run(
-        self, steps: int, inputs: dict[str, np.ndarray] | None = None, record: tuple = ()
+        self,
+        steps: int,
+        inputs: dict[str, np.ndarray] | None = None,
+        record: tuple = (),
+        record_events: bool = False,
     ) -> Profile:
         """Advance `steps` steps. inputs: {population: (steps, size) array} added to channel 0 of
-        each step's input; record: (population, state name) pairs stored in self.traces."""
+        each step's input; record: (population, state name) pairs stored in self.traces;
+        record_events: keep every event's (step, unit) in self.event_log[population] (a raster)."""
         steps = require_int("steps", steps, minimum=0)
         ext = self._check_inputs(inputs, steps)
         g = self.graph
@@ -144,6 +149,7 @@ class Engine:
             self.traces[(name, var)] = np.zeros(
                 (steps,) + self.state[name][var].shape, self.state[name][var].dtype
             )
+        log: dict[str, list] = {p.name: [] for p in g.populations} if record_events else {}
         R = g.ring_length
         for step in range(steps):
             slot = self.t % R
@@ -157,6 +163,8 @@ class Engine:
                 if buf.n_emit == 0:
                     continue
                 k.count_events(buf.emit_idx, buf.n_emit, self._unit_events[p])
+                if record_events:
+                    log[pop.name].append((step, buf.emit_idx[: buf.n_emit].copy()))
                 prof.events[step, p] = buf.n_emit
                 prof.payload_bits[step, p] = buf.n_emit * pop.params.payload_bits
                 for t, ch, indptr, indices, data, delay in self._outgoing[p]:
@@ -180,6 +188,13 @@ class Engine:
                 trace[step] = self.state[name][var]
             self.t += 1
         prof.unit_events = [u.copy() for u in self._unit_events]
+        self.event_log = {
+            name: (
+                np.concatenate([np.full(u.size, s, np.int64) for s, u in entries] or [[]]),
+                np.concatenate([u for _, u in entries] or [[]]).astype(np.int64),
+            )
+            for name, entries in log.items()
+        }
         return prof
 
     def _update(

@@ -56,3 +56,18 @@ def test_bad_files_and_shapes_are_named(tmp_path):
     model = VNModel.random(4, [(6, 2)], lam=0.1, seed=0)
     with pytest.raises(AtomsparkError, match="expects 4 features"):
         run_vn(model, np.ones((2, 5)))
+
+
+def test_event_log_is_a_raster_of_the_profile(rng):
+    from atomspark.networks.vn_compile import compile_vn_model
+    from atomspark.sim.engine import Engine
+
+    model = VNModel.random(6, [(8, 3), (5, 2)], lam=0.1, seed=0)
+    engine = Engine(compile_vn_model(model, rng.standard_normal(6)))
+    prof = engine.run(25, record_events=True)
+    for p, name in enumerate(prof.population_names):
+        steps, units = engine.event_log[name]
+        np.testing.assert_array_equal(np.bincount(steps, minlength=25), prof.events[:, p])
+        np.testing.assert_array_equal(
+            np.bincount(units, minlength=prof.population_sizes[p]), prof.unit_events[p]
+        )

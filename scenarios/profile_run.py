@@ -1,0 +1,112 @@
+"""`atomspark profile`: a saved model on given inputs -> engine counters, placement, energy and
+latency on a neuromorphic chip, the dense GPU/CPU equivalent, JSON and plots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from atomspark.mapping.costs import compare_costs
+from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
+from atomspark.networks.model_io import atomic_write_text
+from atomspark.scenarios.datasets import hierarchical_sequences, sparse_dictionary_data
+from atomspark.scenarios.engine_runs import LoadedModel, load_model, run_loaded
+from atomspark.sim.engine import Engine
+from atomspark.sim.validation import AtomsparkError, as_finite_array
+
+BUILTIN_PREFIX = "builtin:"
+
+
+def read_inputs(spec: str, loaded: LoadedModel, seed: int = 0) -> np.ndarray:
+    """Inputs from a .npy file, or `builtin:N` for N samples of the built-in data set that fits
+    the model (VN: sparse-dictionary signals; RSGN: hierarchical sequences)."""
+    if spec.startswith(BUILTIN_PREFIX):
+        try:
+            n = int(spec[len(BUILTIN_PREFIX) :])
+        except ValueError:
+            raise AtomsparkError(
+                f"--input {spec!r}: expected builtin:N with an integer N"
+            ) from None
+        if loaded.kind == "vn":
+            return sparse_dictionary_data(n=n, dim=loaded.model.input_dim, seed=seed).signals
+        _, cfg = loaded.model
+        return hierarchical_sequences(n=n, dim=cfg.d_in, n_classes=cfg.n_classes, seed=seed).tokens
+    path = Path(spec)
+    if not path.is_file():
+        raise AtomsparkError(f"--input {spec}: no such file (or use builtin:N)")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise AtomsparkError(f"--input {spec}: not a readable .npy array ({exc})") from exc
+    return as_finite_array(f"--input {spec}", data)
+
+
+def profile_model(
+    model_path: str | Path,
+    inputs: str,
+    out: str | Path,
+    hardware: str = "loihi2",
+    gpu: str = "h100",
+    steps: int | None = None,
+    strategy: str = "partition",
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Profile `model_path` on `inputs` and write profile.json, costs.json and PNGs to `out`."""
+    loaded = load_model(model_path)
+    data = read_inputs(inputs, loaded)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    log(f"[profile] {loaded.kind} model {model_path}: {len(data)} sample(s) on the event engine")
+    run = run_loaded(loaded, data, steps)
+    costs = compare_costs(
+        run.graph,
+        run.profile,
+        hardware,
+        gpu,
+        n_samples=run.n_samples,
+        strategy=strategy,
+        positions=run.positions,
+    )
+    summary = run.profile.summary()
+    result = {
+        "model": str(model_path),
+        "kind": loaded.kind,
+        "samples": run.n_samples,
+        "steps_per_sample": run.profile.steps // run.n_samples,
+        "events_per_sample": summary["total_events"] / run.n_samples,
+        "synops_per_sample": summary["total_synops"] / run.n_samples,
+        "mean_active_fraction": summary["mean_active_fraction"],
+        "costs": costs.to_dict(),
+    }
+    run.profile.to_json(out / "profile.json")
+    atomic_write_text(out / "costs.json", json.dumps(result, indent=2))
+    first = _first_sample_engine(loaded, data[:1], steps)
+    plot_activity(
+        first.run(result["steps_per_sample"], record_events=True),
+        out / "activity.png",
+        f"{loaded.kind} on the event engine (first sample)",
+    )
+    sizes = {p.name: p.size for p in first.graph.populations}
+    plot_raster(first.event_log, sizes, out / "raster.png", "events of the first sample")
+    plot_costs({loaded.kind: costs}, out / "costs.png")
+    chip, dense = costs.neuromorphic, costs.dense
+    log(
+        f"[profile] events/sample {result['events_per_sample']:.0f}, synaptic ops/sample "
+        f"{result['synops_per_sample']:.0f}, active fraction "
+        + ", ".join(f"{k} {v:.3f}" for k, v in summary["mean_active_fraction"].items())
+    )
+    log(
+        f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
+        f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
+        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} (dense, batch 1): "
+        f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us"
+    )
+    log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
+    return result
+
+
+def _first_sample_engine(loaded: LoadedModel, first: np.ndarray, steps: int | None) -> Engine:
+    """A fresh engine on the first sample's graph, so its run can record an event raster."""
+    return Engine(run_loaded(loaded, first, steps).graph)
