@@ -40,10 +40,11 @@ from atomspark.networks.torch_path.vn_torch import settle as torch_settle
 from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.compare_plots import plot_accuracy_energy, plot_cutoff, plot_energy_hist
+from atomspark.scenarios.engine_runs import concat_profiles
 from atomspark.scenarios.gpu_meter import nvml_energy
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population
-from atomspark.sim.profile import COUNTER_FIELDS, Profile
+from atomspark.sim.profile import Profile
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
 VN_ENGINE_STEPS = 2000  # engine step budget per VN sample (fixed, as a chip would run it)
@@ -157,17 +158,6 @@ def _time_torch(work, device: torch.device) -> float:
 
 
 # ----- event engine ----------------------------------------------------------------------------
-def _concat(profiles: Sequence[Profile]) -> Profile:
-    """Profiles of samples run one after another on graphs of the same shape, as one profile."""
-    first = profiles[0]
-    counters = {k: np.concatenate([getattr(p, k) for p in profiles]) for k in COUNTER_FIELDS}
-    units = [sum(p.unit_events[i] for p in profiles) for i in range(len(first.population_names))]
-    steps = sum(p.steps for p in profiles)
-    return Profile(
-        first.population_names, first.population_sizes, steps, unit_events=units, **counters
-    )
-
-
 def _vn_engine(model: VNModel, x: np.ndarray, steps: int, fixed: bool):
     """Settle each sample on the engine (float, or the integer VN atom); codes per layer."""
     codes = [np.zeros((len(x), layer.n_atoms)) for layer in model.layers]
@@ -220,7 +210,9 @@ def _chip_costs(graph, profiles, hardware: str, gpu: str, batch: int, positions=
     """compare_costs over all samples, plus each sample priced on its own (its own placement by
     its own traffic, as a deployment of that one sample would be): the per-sample distribution."""
     kw = {"batch": batch, "positions": positions}
-    cost = compare_costs(graph, _concat(profiles), hardware, gpu, n_samples=len(profiles), **kw)
+    cost = compare_costs(
+        graph, concat_profiles(profiles), hardware, gpu, n_samples=len(profiles), **kw
+    )
     per_sample = [
         compare_costs(graph, p, hardware, gpu, n_samples=1, **kw).neuromorphic.energy_per_sample_j
         for p in profiles
@@ -230,7 +222,7 @@ def _chip_costs(graph, profiles, hardware: str, gpu: str, batch: int, positions=
 
 def _mean_active_fraction(profiles: Sequence[Profile]) -> float:
     """Mean over samples and engine steps of (units active after the step) / units."""
-    p = _concat(profiles)
+    p = concat_profiles(profiles)
     return float(p.active.sum() / (p.steps * p.population_sizes.sum()))
 
 

@@ -1,0 +1,119 @@
+"""GPU-vs-neuromorphic comparison: torch and the event engine agree on tiny trained models, costs
+are consistent, and bad data sets or devices are refused with a clear error."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+from atomspark.networks import rsgn  # noqa: E402
+from atomspark.networks.torch_path.training import train  # noqa: E402
+from atomspark.scenarios.compare import compare  # noqa: E402
+from atomspark.scenarios.datasets import (  # noqa: E402
+    hierarchical_sequences,
+    sparse_dictionary_data,
+)
+from atomspark.sim.validation import AtomsparkError  # noqa: E402
+
+VN_CFG = {
+    "task": "vn-dictionary",
+    "dtype": "float64",
+    "epochs": 3,
+    "batch_size": 16,
+    "data": {"n": 60, "dim": 6, "n_atoms": 5},
+    "model": {"layer_sizes": [[6, 4]], "lam": 0.1},
+}
+RSGN_CFG = {
+    "task": "rsgn-sequence",
+    "dtype": "float64",
+    "epochs": 2,
+    "batch_size": 16,
+    "data": {"n": 60, "length": 12, "dim": 4, "n_classes": 3},
+    "model": {"n_nodes": 16, "d_hidden": 8, "affinity_rank": 4, "n_steps": 2},
+}
+# float64 on both sides: the engine's Jacobi ISTA after a fixed step budget vs torch's converged
+# FISTA (1e-10); RSGN's engine does the same arithmetic in another order.
+VN_CODE_TOL = 1e-6
+RSGN_SCORE_TOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def vn_model(tmp_path_factory):
+    return train(VN_CFG, tmp_path_factory.mktemp("vn"), progress=False).model_path
+
+
+@pytest.fixture(scope="module")
+def rsgn_model(tmp_path_factory):
+    return train(RSGN_CFG, tmp_path_factory.mktemp("rsgn"), progress=False).model_path
+
+
+def _check_costs(entry):
+    nm = entry["costs"]["neuromorphic"]
+    parts = {k: v for k, v in nm["breakdown"].items() if k != "total"}
+    assert all(v >= 0 for v in parts.values())
+    assert sum(parts.values()) == pytest.approx(nm["energy_per_sample_j"], rel=1e-12)
+    assert entry["energy_per_sample_j"] == nm["energy_per_sample_j"] > 0
+    assert entry["latency_per_sample_s"] > 0
+    assert len(entry["per_sample_energy_j"]) > 0 and min(entry["per_sample_energy_j"]) > 0
+
+
+def test_vn_engine_agrees_with_torch(vn_model, tmp_path):
+    x = sparse_dictionary_data(n=4, dim=6, n_atoms=5, active=2, seed=7).signals
+    report = compare(vn_model, x, tmp_path, device="cpu", steps=1500)
+    t, f, q = (report["backends"][k] for k in ("torch", "engine_float", "engine_fixed"))
+    agree = f["agreement_vs_torch"]
+    assert agree["max_abs_error"] < VN_CODE_TOL * max(agree["max_abs_code"], 1.0)
+    assert agree["decision_agreement"] == 1.0
+    # reconstruction error recomputed here from the torch codes' definition
+    assert f["reconstruction_error"] == pytest.approx(t["reconstruction_error"], abs=1e-6)
+    assert 0.0 < t["reconstruction_error"] < 1.0
+    assert 0.0 < t["active_fraction"] <= 1.0
+    # fixed point: 8-bit weight mantissas, codes in 2^-12 units, no overflow at this size
+    assert q["wraps"] == 0 and q["clips"] == 0
+    assert q["agreement_vs_torch"]["max_abs_error"] < 0.25 * agree["max_abs_code"]
+    for entry in (f, q):
+        _check_costs(entry)
+    assert t["energy_per_sample_j"] > 0 and "model" in t["energy_source"]
+    on_disk = json.loads((tmp_path / "comparison.json").read_text())
+    assert on_disk["backends"]["engine_float"]["agreement_vs_torch"] == agree
+    for png in ("accuracy_vs_energy.png", "energy_per_sample.png"):
+        assert (tmp_path / png).stat().st_size > 0
+
+
+def test_rsgn_engine_agrees_with_torch_and_reference(rsgn_model, tmp_path):
+    ds = hierarchical_sequences(n=8, length=12, dim=4, n_classes=3, seed=5)
+    cutoffs = (0.0, 0.01, 0.3)
+    report = compare(rsgn_model, ds, tmp_path, device="cpu", cutoffs=cutoffs)
+    t, e = report["backends"]["torch"], report["backends"]["engine_float"]
+    assert e["agreement_vs_torch"]["max_abs_error"] < RSGN_SCORE_TOL
+    assert e["agreement_vs_torch"]["decision_agreement"] == 1.0
+    params, config = rsgn.load_model(rsgn_model)
+    expected = float(np.mean(rsgn.forward(params, config, ds.tokens).scores.argmax(1) == ds.labels))
+    assert t["accuracy"] == e["accuracy"] == expected
+    _check_costs(e)
+    assert report["backends"]["engine_fixed"]["supported"] is False
+    sweep = report["cutoff_sweep"]
+    assert [r["cutoff"] for r in sweep] == list(cutoffs)
+    assert all(0.0 <= r["mean_active_fraction"] <= 1.0 for r in sweep)
+    assert sweep[-1]["mean_active_fraction"] <= sweep[0]["mean_active_fraction"]
+    assert sweep[-1]["synops_per_sample"] <= sweep[0]["synops_per_sample"]
+    assert (tmp_path / "cutoff_sweep.png").stat().st_size > 0
+
+
+def test_data_not_matching_the_model_is_refused(vn_model, rsgn_model, tmp_path):
+    with pytest.raises(AtomsparkError, match=r"expects \(samples, 6\)"):
+        compare(vn_model, np.zeros((3, 5)), tmp_path, device="cpu")
+    with pytest.raises(AtomsparkError, match=r"expects \(samples, length, 4\)"):
+        compare(rsgn_model, np.zeros((3, 12, 7)), tmp_path, device="cpu")
+    with pytest.raises(AtomsparkError, match="labels"):
+        compare(rsgn_model, (np.zeros((3, 12, 4)), np.array([0, 1, 5])), tmp_path, device="cpu")
+
+
+def test_missing_device_is_refused(vn_model, tmp_path):
+    with pytest.raises(AtomsparkError, match="cuda:99"):
+        compare(vn_model, np.zeros((2, 6)), tmp_path, device="cuda:99")
+    with pytest.raises(AtomsparkError, match="not"):
+        compare(vn_model, np.zeros((2, 6)), tmp_path, device="tpu")
