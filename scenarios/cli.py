@@ -31,6 +31,22 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.export_run import export_model
+
+    export_model(
+        args.model,
+        args.to,
+        args.out,
+        inputs=args.input,
+        fixed=args.fixed,
+        verify=args.verify,
+        steps=args.steps,
+        frac_bits=args.frac_bits,
+    )
+    return 0
+
+
 def _cmd_hardware(args: argparse.Namespace) -> int:
     from atomspark.mapping.hardware import known_hardware, load_hardware
 
@@ -77,6 +93,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prof.add_argument("--out", default="results/profile")
     prof.set_defaults(func=_cmd_profile)
+
+    exp = sub.add_parser("export", help="export a saved model to Lava, NIR or networkx")
+    exp.add_argument("model", help="a model file (.npz) written by atomspark")
+    exp.add_argument("--to", required=True, choices=["lava", "nir", "networkx"])
+    exp.add_argument(
+        "--input",
+        default="builtin:1",
+        help="the input the graph is compiled for: first row of a .npy, or builtin:N",
+    )
+    exp.add_argument("--fixed", action="store_true", help="quantise to Loihi fixed point (VN)")
+    exp.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the bundle on Lava's Loihi2SimCfg and compare with the engine",
+    )
+    exp.add_argument("--steps", type=int, default=100, help="steps for verification/quantisation")
+    exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
+    exp.add_argument("--out", default="results/export")
+    exp.set_defaults(func=_cmd_export)
 
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)

@@ -1,0 +1,125 @@
+"""`atomspark export`: a saved model, compiled for one input, written as a Lava bundle (optionally
+quantised to Loihi fixed point and verified on Lava's simulator), a NIR file, or a networkx
+GraphML file."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import networkx as nx
+from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.rsgn_compile import compile_rsgn_tokens
+from atomspark.networks.vn_compile import compile_vn_model
+from atomspark.scenarios.engine_runs import LoadedModel, load_model
+from atomspark.scenarios.profile_run import read_inputs
+from atomspark.sim.graph import Graph
+from atomspark.sim.validation import AtomsparkError
+
+TARGETS = ("lava", "nir", "networkx")
+
+
+def graph_for_first_input(loaded: LoadedModel, inputs: str) -> Graph:
+    """The engine graph of the model on the first input sample (VN drive / RSGN ignition)."""
+    first = read_inputs(inputs, loaded)[0]
+    if loaded.kind == "vn":
+        return compile_vn_model(loaded.model, first)
+    params, config = loaded.model
+    return compile_rsgn_tokens(params, config, first)
+
+
+def export_model(
+    model_path: str | Path,
+    to: str,
+    out: str | Path,
+    inputs: str = "builtin:1",
+    fixed: bool = False,
+    verify: bool = False,
+    steps: int = 100,
+    frac_bits: int = 12,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`."""
+    if to not in TARGETS:
+        raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
+    if verify and to != "lava":
+        raise AtomsparkError("--verify: only the Lava export is verified (on Lava's simulator)")
+    loaded = load_model(model_path)
+    graph = graph_for_first_input(loaded, inputs)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
+    if fixed:
+        graph, result["quantization"] = _quantize(loaded, graph, steps, frac_bits, log)
+    if to == "lava":
+        from atomspark.mapping.lava_export import export_lava
+
+        bundle = export_lava(graph, out)
+        result["bundle"] = str(bundle)
+        log(f"[export] Lava bundle ({'fixed point' if fixed else 'float'}) written to {bundle}")
+        if verify:
+            result["verify"] = _verify(bundle, steps, log)
+    elif to == "nir":
+        from atomspark.mapping.nir_export import export_nir
+
+        report = export_nir(graph, out / "network.nir")
+        result.update(path=report.path, unsupported=report.unsupported)
+        log(f"[export] NIR graph with {len(report.nodes)} nodes written to {report.path}")
+        for item in report.unsupported:
+            log(f"[export] not expressible in NIR: {item}")
+    else:
+        from atomspark.mapping.graph_export import to_networkx
+
+        g = to_networkx(graph)
+        path = out / "network.graphml"
+        labelled = nx.relabel_nodes(g, {n: f"{n[0]}:{n[1]}" for n in g.nodes})
+        atomic_write_text(path, "\n".join(nx.generate_graphml(labelled)))
+        result["path"] = str(path)
+        log(
+            f"[export] networkx graph ({g.number_of_nodes()} units, {g.number_of_edges()} "
+            f"edges) written to {path}"
+        )
+    atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
+    return result
+
+
+def _quantize(loaded: LoadedModel, graph: Graph, steps: int, frac_bits: int, log) -> tuple:
+    if loaded.kind != "vn":
+        raise AtomsparkError("--fixed: RSGN nodes have no fixed-point model (export in float)")
+    from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
+
+    fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
+    report = vn_quantization_report(graph, fixed_graph, steps)
+    log(
+        f"[export] quantised to Loihi fixed point ({frac_bits} fraction bits): code error max "
+        f"{report.code_max_abs_error:.3g}, mean {report.code_mean_abs_error:.3g}, active-set "
+        f"agreement {report.active_set_agreement:.3f}, wraps {report.wraps}, clips {report.clips}"
+    )
+    return fixed_graph, asdict(report)
+
+
+def _verify(bundle: Path, steps: int, log) -> dict:
+    if importlib.util.find_spec("lava") is None:
+        raise AtomsparkError(
+            "--verify needs lava-nc, which is installed in the Python 3.10 environment: "
+            "run .venv-lava/bin/atomspark export ... --verify"
+        )
+    from atomspark.mapping.lava_export import verify_lava
+
+    report = verify_lava(bundle, steps)
+    worst = max(report.lava_vs_engine.values(), default=0.0)
+    log(
+        f"[export] verified on Lava ({report.arithmetic}, {steps} steps): max |Lava - engine| "
+        f"{worst:.3g} (tolerance {report.tolerance:g}) -> {'PASS' if report.passed else 'FAIL'}"
+    )
+    if not report.passed:
+        raise AtomsparkError(f"Lava verification failed: {report.lava_vs_engine}")
+    return {
+        "passed": report.passed,
+        "lava_vs_engine": report.lava_vs_engine,
+        "lava_vs_reference": report.lava_vs_reference,
+        "tolerance": report.tolerance,
+    }

@@ -1,0 +1,147 @@
+"""The command line end to end on tiny models: profile, export, errors, and the demo."""
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+from atomspark.networks import rsgn
+from atomspark.networks.vn import VNModel
+from atomspark.scenarios.cli import main
+
+
+@pytest.fixture
+def vn_file(tmp_path):
+    path = tmp_path / "vn.npz"
+    VNModel.random(12, [(16, 4)], lam=0.2, seed=0).save(path)
+    return path
+
+
+@pytest.fixture
+def rsgn_file(tmp_path):
+    cfg = rsgn.RSGNConfig(
+        mode="sparse",
+        n_nodes=24,
+        dim=2,
+        d_hidden=8,
+        d_in=6,
+        n_classes=3,
+        n_steps=3,
+        k_nearest=4,
+        cutoff=0.2,
+        affinity_rank=4,
+    )
+    path = tmp_path / "rsgn.npz"
+    rsgn.save_model(path, rsgn.init_params(cfg, seed=0), cfg)
+    return path
+
+
+@pytest.mark.parametrize("model", ["vn_file", "rsgn_file"])
+def test_profile_writes_costs_and_plots(model, request, tmp_path):
+    out = tmp_path / "prof"
+    path = request.getfixturevalue(model)
+    assert (
+        main(["profile", str(path), "--input", "builtin:3", "--steps", "60", "--out", str(out)])
+        == 0
+    )
+    costs = json.loads((out / "costs.json").read_text())
+    assert costs["samples"] == 3 and costs["events_per_sample"] > 0
+    chip = costs["costs"]["neuromorphic"]
+    assert chip["energy_per_sample_j"] == pytest.approx(chip["breakdown"]["total"])
+    for png in ("activity.png", "raster.png", "costs.png"):
+        assert (out / png).stat().st_size > 1000
+
+
+def test_profile_reads_npy_inputs_and_rejects_bad_ones(vn_file, tmp_path, capsys):
+    good = tmp_path / "x.npy"
+    np.save(good, np.ones((2, 12)))
+    assert (
+        main(
+            [
+                "profile",
+                str(vn_file),
+                "--input",
+                str(good),
+                "--steps",
+                "20",
+                "--out",
+                str(tmp_path / "p"),
+            ]
+        )
+        == 0
+    )
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.ones((2, 5)))
+    assert main(["profile", str(vn_file), "--input", str(bad), "--out", str(tmp_path / "q")]) == 2
+    assert "expects 12 features" in capsys.readouterr().err
+
+
+def test_export_nir_and_networkx(vn_file, tmp_path):
+    assert main(["export", str(vn_file), "--to", "nir", "--out", str(tmp_path / "n")]) == 0
+    meta = json.loads((tmp_path / "n" / "export.json").read_text())
+    assert any("no NIR primitive" in u for u in meta["unsupported"])
+    assert main(["export", str(vn_file), "--to", "networkx", "--out", str(tmp_path / "g")]) == 0
+    import networkx as nx
+
+    g = nx.read_graphml(tmp_path / "g" / "network.graphml")
+    assert g.number_of_nodes() == 16
+
+
+def test_export_errors_are_named(vn_file, rsgn_file, tmp_path, capsys):
+    assert (
+        main(["export", str(rsgn_file), "--to", "lava", "--fixed", "--out", str(tmp_path / "x")])
+        == 2
+    )
+    assert "no fixed-point model" in capsys.readouterr().err
+    assert (
+        main(["export", str(vn_file), "--to", "nir", "--verify", "--out", str(tmp_path / "y")]) == 2
+    )
+    assert "only the Lava export is verified" in capsys.readouterr().err
+    assert main(["profile", str(tmp_path / "missing.npz")]) == 2
+    assert "not a readable atomspark model" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("lava") is not None, reason="Lava is installed")
+def test_verify_without_lava_says_where_to_run(vn_file, tmp_path, capsys):
+    assert (
+        main(["export", str(vn_file), "--to", "lava", "--verify", "--out", str(tmp_path / "z")])
+        == 2
+    )
+    assert ".venv-lava/bin/atomspark" in capsys.readouterr().err
+
+
+@pytest.mark.lava
+def test_export_lava_fixed_point_verifies_bit_exact(vn_file, tmp_path):
+    pytest.importorskip("lava")
+    out = tmp_path / "bundle"
+    assert (
+        main(
+            [
+                "export",
+                str(vn_file),
+                "--to",
+                "lava",
+                "--fixed",
+                "--verify",
+                "--steps",
+                "40",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["verify"]["passed"] and max(meta["verify"]["lava_vs_engine"].values()) == 0
+
+
+@pytest.mark.slow
+def test_demo_runs_end_to_end(tmp_path):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["vn"]["engine_vs_reference_max_rel_error"] < 0.1
+    assert summary["rsgn"]["sparse"]["engine_vs_reference_max_score_error"] < 1e-9
+    assert summary["rsgn"]["published"]["active_fraction_per_step"][-1] == 1.0
+    for png in ("vn_activity.png", "costs.png"):
+        assert (out / png).is_file()
