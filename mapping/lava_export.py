@@ -1,13 +1,15 @@
 """Export a sim Graph to Lava: build the Lava process graph, write/read a bundle, verify it.
 
 * `build_lava(net, steps, record_dir)` makes the Processes (lava.proc.lif LIF, lava.proc.sparse
-  Sparse with binary or graded messages, atomspark's VNAtom) and a Recorder per population.
+  Sparse with binary or graded messages, atomspark's VNAtom and RSGNNodes) and a Recorder per
+  output record (RSGN: payloads and alpha).
 * `export_lava(graph_or_net, out_dir)` writes weights.npz, metadata.json and run_bundle.py.
 * `load_bundle(out_dir)` reads it back, rejecting a corrupt or incomplete bundle.
 * `verify_lava(source, steps)` runs the network on Lava's Loihi2SimCfg and compares every
   population's per-step output with the event engine (sim/) running the same graph and with the
   NumPy reference of Lava's timing: bit-exact in fixed point (LIF spikes; integer VN change
-  events, payload for payload), within `FLOAT_TOLERANCE` in float.
+  events, payload for payload), within `FLOAT_TOLERANCE` in float (VN codes; RSGN alpha and
+  sent vector payloads per step, plus exact event counts).
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava_net import (
+    RSGN_NOT_FIXED,
     LavaConnection,
     LavaNet,
     LavaPopulation,
+    alpha_record,
+    event_counts,
     from_graph,
+    output_records,
     reference_run,
     to_graph,
 )
@@ -39,6 +45,7 @@ WEIGHTS_FILE = "weights.npz"
 META_FILE = "metadata.json"
 ENTRY_FILE = "run_bundle.py"
 GRADED_MESSAGE_BITS = 24  # Loihi 2 graded spike payload used for VN change events
+LAVA_PROCESS = {"lif": "LIF", "vn": "VNAtom", "rsgn": "RSGNNodes"}
 FLOAT_TOLERANCE = 1e-9  # max |Lava - reference| per output in float (summation order only)
 SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
 
@@ -81,7 +88,9 @@ def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
     procs, recorders = {}, {}
     for p in net.populations:
         k, a = p.scalars, p.arrays
-        if p.model == "lif":
+        if p.model == "rsgn":
+            procs[p.name] = _rsgn_process(p)
+        elif p.model == "lif":
             bias = (a["bias_mant"], a["bias_exp"]) if p.arithmetic == "fixed" else (a["bias"], 0)
             procs[p.name] = LIF(
                 shape=(p.size,),
@@ -106,10 +115,16 @@ def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
                 eta_shift=k.get("eta_shift", 0),
                 name=p.name,
             )
-        path = str(Path(record_dir) / f"{p.name}.npy")
-        recorders[p.name] = Recorder(size=p.size, steps=steps, path=path)
+        for key, size in output_records(p).items():
+            path = str(Path(record_dir) / f"{key}.npy")
+            recorders[key] = Recorder(size=size, steps=steps, path=path)
         procs[p.name].s_out.connect(recorders[p.name].a_in)
+        if p.model == "rsgn":
+            procs[p.name].alpha_out.connect(recorders[alpha_record(p.name)].a_in)
     for c in net.connections:
+        if net.population(c.source).model == "rsgn":
+            _connect_rsgn(net, c, procs, Sparse)
+            continue
         fixed = net.population(c.target).arithmetic == "fixed"
         weights = c.weights.astype(np.int32) if fixed else c.weights.astype(np.float64)
         conn = Sparse(
@@ -124,6 +139,35 @@ def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
     return {"procs": procs, "recorders": recorders}
 
 
+def _rsgn_process(p: LavaPopulation):
+    from atomspark.mapping.lava_procs.rsgn_nodes import RSGNNodes
+
+    kwargs = {key: p.scalars[key] for key in ("width", "temperature", "signal_gain", "cutoff")}
+    kwargs.update(layer_norm_eps=p.scalars["layer_norm_eps"], event_rule=p.scalars["event_rule"])
+    return RSGNNodes(size=p.size, name=p.name, **kwargs, **p.arrays)
+
+
+def _connect_rsgn(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -> None:
+    """Two Sparse connections for one RSGN projection W (delay 1, like every Lava Sparse):
+    the vector payloads through kron(W^T, I_d) (graded) and the sender flags through the
+    synapse pattern of W^T (binary), which tells each node whether any event reached it."""
+    width = int(net.population(c.source).scalars["width"])
+    payload = sp.kron(c.weights, sp.identity(width, format="csr"), format="csr")
+    pattern = sp.csr_matrix(
+        (np.ones(c.weights.indices.size), c.weights.indices, c.weights.indptr),
+        shape=c.weights.shape,
+    )
+    src, tgt = procs[c.source], procs[c.target]
+    conn = sparse_cls(
+        weights=payload, num_message_bits=GRADED_MESSAGE_BITS, name=f"{c.source}->{c.target}"
+    )
+    src.s_out.connect(conn.s_in)
+    conn.a_out.connect(tgt.a_in)
+    flags = sparse_cls(weights=pattern, num_message_bits=0, name=f"{c.source}->{c.target}.flags")
+    src.flag_out.connect(flags.s_in)
+    flags.a_out.connect(tgt.flag_in)
+
+
 def run_lava(net: LavaNet, steps: int, select_tag: str | None = None) -> dict[str, np.ndarray]:
     """Run on Loihi2SimCfg for `steps`; returns each population's (steps, size) output."""
     from lava.magma.core.run_conditions import RunSteps
@@ -131,6 +175,9 @@ def run_lava(net: LavaNet, steps: int, select_tag: str | None = None) -> dict[st
 
     steps = require_int("steps", steps, minimum=1)
     tag = select_tag or SELECT_TAG[net.arithmetic]
+    rsgn = [p.name for p in net.populations if p.model == "rsgn"]
+    if rsgn and tag != SELECT_TAG["float"]:
+        raise AtomsparkError(f"select_tag {tag!r} for {rsgn}: {RSGN_NOT_FIXED}")
     with tempfile.TemporaryDirectory(prefix="atomspark_lava_") as tmp:
         built = build_lava(net, steps, tmp)
         first = next(iter(built["procs"].values()))
@@ -152,7 +199,9 @@ class VerifyReport:
     lava_vs_engine: integer VN: max over steps and atoms of |dg_lava - dg_engine| (the engine's
     sent changes are the steps of its g_sent trace) and of the per-step and per-unit event-count
     differences; float VN: max |g_lava - g_engine| over all steps (only with event_threshold 0);
-    LIF: max |difference| of the per-step spike counts and of the per-unit spike totals.
+    LIF: max |difference| of the per-step spike counts and of the per-unit spike totals; RSGN:
+    max |x_lava - x_engine| of the sent payloads (under the population's name), max |alpha
+    difference| (under alpha_record(name)) and the event-count error as for LIF (name + ".events").
     engine_wraps / engine_clips: fixed-point overflows the engine counted over the run."""
 
     arithmetic: str
@@ -189,14 +238,16 @@ def compare_with_engine(graph: Graph, net: LavaNet, lava: dict[str, np.ndarray],
     Returns ({population: max |error|}, engine Profile)."""
     from atomspark.sim.engine import Engine
 
-    vn = [p.name for p in net.populations if p.model == "vn"]
+    traced = {"vn": ("g", "g_sent"), "rsgn": ("alpha", "h")}
+    record = tuple((p.name, v) for p in net.populations for v in traced.get(p.model, ()))
     engine = Engine(graph)
-    prof = engine.run(steps, record=tuple((name, v) for name in vn for v in ("g", "g_sent")))
+    prof = engine.run(steps, record=record)
     errors = {}
     for i, p in enumerate(net.populations):
         out = lava[p.name]
-        counts = np.count_nonzero(out, axis=1)
-        totals = np.count_nonzero(out, axis=0)
+        sent = out if p.model != "rsgn" else lava[alpha_record(p.name)] > p.scalars["cutoff"]
+        counts = np.count_nonzero(sent, axis=1)
+        totals = np.count_nonzero(sent, axis=0)
         count_error = max(
             np.abs(counts - prof.events[:, i]).max(initial=0),
             np.abs(totals - prof.unit_events[i]).max(initial=0),
@@ -205,6 +256,15 @@ def compare_with_engine(graph: Graph, net: LavaNet, lava: dict[str, np.ndarray],
             sent = engine.traces[(p.name, "g_sent")]
             dg = np.diff(sent, axis=0, prepend=np.zeros((1, p.size), sent.dtype))
             errors[p.name] = float(max(np.abs(out - dg).max(initial=0), count_error))
+        elif p.model == "rsgn":
+            alpha = engine.traces[(p.name, "alpha")]
+            h = engine.traces[(p.name, "h")]
+            cut = p.scalars["cutoff"]
+            x = np.where((alpha > cut)[..., None], h * alpha[..., None], 0.0).reshape(steps, -1)
+            errors[p.name] = float(np.abs(out - x).max(initial=0.0))
+            key = alpha_record(p.name)
+            errors[key] = float(np.abs(lava[key] - alpha).max(initial=0.0))
+            errors[f"{p.name}.events"] = float(count_error)
         elif p.model == "vn":
             g_lava = np.cumsum(out, axis=0)
             diff = np.abs(g_lava - engine.traces[(p.name, "g")])
@@ -227,7 +287,7 @@ def verify_lava(source: Graph | LavaNet | str | Path, steps: int) -> VerifyRepor
     lava = run_lava(net, steps)
     engine, prof = compare_with_engine(graph, net, lava, steps)
     tol = 0.0 if net.arithmetic == "fixed" else FLOAT_TOLERANCE
-    events = {name: int(np.count_nonzero(out)) for name, out in lava.items()}
+    events = event_counts(net, lava)
     return VerifyReport(
         net.arithmetic,
         steps,
@@ -269,10 +329,11 @@ def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
                 "size": p.size,
                 "scalars": p.scalars,
                 "arrays": sorted(p.arrays),
-                "lava_process": "LIF" if p.model == "lif" else "VNAtom",
+                "lava_process": LAVA_PROCESS[p.model],
             }
         )
     for i, c in enumerate(net.connections):
+        src = net.population(c.source)
         arrays[f"conn{i}_data"] = c.weights.data
         arrays[f"conn{i}_indices"] = c.weights.indices
         arrays[f"conn{i}_indptr"] = c.weights.indptr
@@ -288,6 +349,9 @@ def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
                 "lava_process": "Sparse",
             }
         )
+        if src.model == "rsgn":  # weights are per node; payloads are d-wide vectors
+            conns[-1]["payload_width"] = int(src.scalars["width"])
+            conns[-1]["lava_process"] = "Sparse kron(W^T, I_d) (graded) + Sparse pattern (flags)"
     save_arrays(out / WEIGHTS_FILE, BUNDLE_KIND, arrays, {"bundle_version": BUNDLE_VERSION})
     meta = {
         "kind": BUNDLE_KIND,

@@ -1,6 +1,10 @@
 """LavaNet: the network as Lava will run it (populations + one-step graded/binary connections),
 built from a sim Graph with every Lava restriction checked, plus its plain NumPy reference run.
 
+Outputs per population and step: spikes (LIF), code changes dg (VN), and for RSGN nodes two
+records: the sent vector payloads x_j = alpha_j h_j flattened to (N * d,) under the population's
+name, and the activations alpha (N,) under `alpha_record(name)`.
+
 The reference run follows Lava's LoihiProtocol timing exactly: a connection sends at step t what
 it accumulated from its source's output at step t-1, which is the engine's delay-1 projection.
 In fixed point each connection's output wraps to 32 bits (Lava's int32 port), as the engine's
@@ -16,6 +20,7 @@ import scipy.sparse as sp
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams, _per_unit
+from atomspark.sim.units_rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
 from atomspark.sim.units_vn import VNParams
 from atomspark.sim.units_vn_fixed import (
     VNFixedParams,
@@ -25,8 +30,17 @@ from atomspark.sim.units_vn_fixed import (
 )
 from atomspark.sim.validation import AtomsparkError
 
-MODELS = ("lif", "vn")
+MODELS = ("lif", "vn", "rsgn")
 ARITHMETIC = ("float", "fixed")
+RSGN_NOT_FIXED = (
+    "RSGN nodes have no fixed-point (bit-accurate) model: the soft threshold, LayerNorm and "
+    "divisive normalisation are exported in float only (select_tag 'floating_pt')"
+)
+
+
+def alpha_record(name: str) -> str:
+    """Name of the record holding an RSGN population's activations alpha per step."""
+    return f"{name}.alpha"
 
 
 @dataclass(frozen=True)
@@ -34,8 +48,11 @@ class LavaPopulation:
     """One Lava neuron Process: model 'lif' or 'vn', arithmetic 'float' or 'fixed'.
 
     scalars: du, dv, vth (LIF); eta, event_threshold (VN float); eta_mant, eta_shift, frac_bits,
-    c_shift (VN fixed). arrays (per unit): bias_mant, bias_exp / bias, u_init, v_init (LIF);
-    drive, thresh, g_init (VN)."""
+    c_shift (VN fixed); width, temperature, signal_gain, cutoff, layer_norm_eps, event_rule
+    (RSGN). arrays (per unit): bias_mant, bias_exp / bias, u_init, v_init (LIF); drive, thresh,
+    g_init (VN); thresholds, alpha_init, h_init (N, d), the shared w_h, b_h, ln_gain, ln_bias and
+    the pools as member CSR pool_indptr, pool_indices (row i = the nodes of node i's pool) (RSGN).
+    RSGN is float only: its soft threshold, LayerNorm and division have no fixed-point model."""
 
     name: str
     model: str
@@ -50,12 +67,21 @@ class LavaPopulation:
                 f"{self.name}: model/arithmetic must be in {MODELS} x {ARITHMETIC}, "
                 f"got {self.model!r}/{self.arithmetic!r}"
             )
+        if self.model == "rsgn" and self.arithmetic != "float":
+            raise AtomsparkError(f"{self.name}: {RSGN_NOT_FIXED}")
+
+    @property
+    def output_size(self) -> int:
+        """Length of one step's output: N * d vector payload for RSGN nodes, else one per unit."""
+        return self.size * int(self.scalars["width"]) if self.model == "rsgn" else self.size
 
 
 @dataclass(frozen=True)
 class LavaConnection:
     """Sparse connection source -> target; weights (n_target, n_source) CSR; graded payloads when
-    the source is a VN population. Fixed point: weights are Lava's 8-bit integers."""
+    the source is a VN or RSGN population. Fixed point: weights are Lava's 8-bit integers. RSGN:
+    weights are per node (W^T, stored zeros kept: each stored entry is a synapse); build_lava
+    expands them to the per-component kron(W^T, I_d)."""
 
     source: str
     target: str
@@ -112,7 +138,7 @@ def from_graph(graph: Graph) -> LavaNet:
                 proj.target,
                 weights,
                 int(proj.weight_exp),
-                graded=isinstance(src.params, (VNParams, VNFixedParams)),
+                graded=isinstance(src.params, (VNParams, VNFixedParams, RSGNNodeParams)),
             )
         )
     net = LavaNet(pops, conns)
@@ -159,6 +185,8 @@ def _population(name: str, size: int, params) -> LavaPopulation:
         arrays = {"bias": state["bias"], "u_init": state["u"], "v_init": state["v"]}
         scalars = {"du": float(params.du), "dv": float(params.dv), "vth": float(params.vth)}
         return LavaPopulation(name, "lif", "float", size, scalars, arrays)
+    if isinstance(params, RSGNNodeParams):
+        return _rsgn_population(name, size, params)
     if isinstance(params, VNParams):
         if params.topk is not None:
             raise AtomsparkError(
@@ -175,18 +203,104 @@ def _population(name: str, size: int, params) -> LavaPopulation:
     raise AtomsparkError(f"{name}: no Lava export for unit model {type(params).__name__}")
 
 
+def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopulation:
+    k = params.kernel_arrays
+    members = sp.csr_matrix(
+        (np.ones(k.pool_indices.size), k.pool_indices, k.pool_indptr), shape=(size, size)
+    ).T.tocsr()
+    members.sort_indices()
+    state = params.init_state(size)
+    arrays = {
+        "thresholds": k.thresholds.copy(),
+        "w_h": k.w_h.copy(),
+        "b_h": k.b_h.copy(),
+        "ln_gain": k.ln_gain.copy(),
+        "ln_bias": k.ln_bias.copy(),
+        "pool_indptr": members.indptr.astype(np.int64),
+        "pool_indices": members.indices.astype(np.int64),
+        "alpha_init": state["alpha"],
+        "h_init": state["h"],
+    }
+    scalars = {
+        "width": params.width,
+        "temperature": float(params.temperature),
+        "signal_gain": float(params.signal_gain),
+        "cutoff": float(params.cutoff),
+        "layer_norm_eps": float(params.layer_norm_eps),
+        "event_rule": bool(params.event_rule),
+    }
+    return LavaPopulation(name, "rsgn", "float", size, scalars, arrays)
+
+
+def rsgn_node_params(p: LavaPopulation) -> RSGNNodeParams:
+    """The engine's RSGN unit parameters of an RSGN LavaPopulation (validated on use)."""
+    k, a = p.scalars, p.arrays
+    pool = sp.csr_matrix(
+        (np.ones(a["pool_indices"].size), a["pool_indices"], a["pool_indptr"]),
+        shape=(p.size, p.size),
+    )
+    return RSGNNodeParams(
+        thresholds=a["thresholds"],
+        w_h=a["w_h"],
+        b_h=a["b_h"],
+        ln_gain=a["ln_gain"],
+        ln_bias=a["ln_bias"],
+        pool=pool,
+        temperature=k["temperature"],
+        signal_gain=k["signal_gain"],
+        cutoff=k["cutoff"],
+        layer_norm_eps=k["layer_norm_eps"],
+        event_rule=bool(k["event_rule"]),
+        alpha_init=a["alpha_init"],
+        h_init=a["h_init"],
+    )
+
+
+def output_records(p: LavaPopulation) -> dict[str, int]:
+    """The per-step records a population produces on Lava and in reference_run: name -> size."""
+    if p.model == "rsgn":
+        return {p.name: p.output_size, alpha_record(p.name): p.size}
+    return {p.name: p.size}
+
+
+def event_counts(net: LavaNet, outputs: dict[str, np.ndarray]) -> dict[str, int]:
+    """Events each population sent over a run: nonzero outputs (spikes, VN changes); RSGN: nodes
+    with alpha > cutoff (one vector event each, whatever its payload)."""
+    counts = {}
+    for p in net.populations:
+        if p.model == "rsgn":
+            counts[p.name] = int(
+                np.count_nonzero(outputs[alpha_record(p.name)] > p.scalars["cutoff"])
+            )
+        else:
+            counts[p.name] = int(np.count_nonzero(outputs[p.name]))
+    return counts
+
+
 def reference_run(net: LavaNet, steps: int) -> dict[str, np.ndarray]:
     """Run `net` in plain NumPy with Lava's timing; returns each population's output per step,
     (steps, size): spikes (0/1) for LIF, sent code changes dg for VN (the first event of an
-    atom carries its whole initial code, so g_sent = cumsum(dg) as in the engine)."""
+    atom carries its whole initial code, so g_sent = cumsum(dg) as in the engine); RSGN: sent
+    payloads (steps, N * d) and alpha (steps, N) (see output_records). An RSGN population's first
+    step emits its ignition and updates nothing, as the engine's step 0 and RSGNNodes do."""
     state = {p.name: _init_state(p) for p in net.populations}
-    out = {p.name: np.zeros((steps, p.size), _out_dtype(p)) for p in net.populations}
-    prev = {p.name: np.zeros(p.size, _out_dtype(p)) for p in net.populations}
+    out = {
+        key: np.zeros((steps, size), _out_dtype(p))
+        for p in net.populations
+        for key, size in output_records(p).items()
+    }
+    prev = {p.name: np.zeros(p.output_size, _out_dtype(p)) for p in net.populations}
     for t in range(steps):
-        a_in = {p.name: np.zeros(p.size, _in_dtype(p)) for p in net.populations}
+        a_in = {p.name: np.zeros(p.output_size, _in_dtype(p)) for p in net.populations}
+        flags = {p.name: np.zeros(p.size) for p in net.populations if p.model == "rsgn"}
         for conn in net.connections:
             tgt = net.population(conn.target)
-            if tgt.arithmetic == "fixed":
+            if tgt.model == "rsgn":
+                src = net.population(conn.source)
+                sent = prev[conn.source].reshape(src.size, -1)
+                a_in[conn.target] += (conn.weights @ sent).ravel()
+                flags[conn.target] += _pattern(conn.weights) @ state[conn.source]["sent"]
+            elif tgt.arithmetic == "fixed":
                 w = conn.weights.astype(np.int64)
                 a_in[conn.target] += lava_sparse_accumulate(w, prev[conn.source], conn.weight_exp)[
                     0
@@ -194,9 +308,34 @@ def reference_run(net: LavaNet, steps: int) -> dict[str, np.ndarray]:
             else:
                 a_in[conn.target] += conn.weights @ prev[conn.source]
         for p in net.populations:
-            prev[p.name] = _step(p, state[p.name], a_in[p.name])
+            if p.model == "rsgn":
+                prev[p.name] = _rsgn_step(p, state[p.name], a_in[p.name], flags[p.name] > 0)
+                out[alpha_record(p.name)][t] = state[p.name]["alpha"]
+            else:
+                prev[p.name] = _step(p, state[p.name], a_in[p.name])
             out[p.name][t] = prev[p.name]
     return out
+
+
+def _pattern(weights: sp.csr_matrix) -> sp.csr_matrix:
+    """1 at every stored synapse (zero weights included): who receives an event from whom."""
+    return sp.csr_matrix(
+        (np.ones(weights.indices.size), weights.indices, weights.indptr), shape=weights.shape
+    )
+
+
+def _rsgn_step(p: LavaPopulation, s: dict, a_in: np.ndarray, received: np.ndarray) -> np.ndarray:
+    """Reference of RSGNNodes: ignition on the first step, then rsgn_node_step; returns the sent
+    payloads flattened and keeps the sender flags in s["sent"] for the flag connection."""
+    cutoff = p.scalars["cutoff"]
+    if s["ignited"]:
+        m = a_in.reshape(p.size, -1)
+        s["alpha"], s["h"], _ = rsgn_node_step(
+            s["alpha"], s["h"], m, received, s["kernel"], p.scalars["event_rule"]
+        )
+    s["ignited"] = True
+    s["sent"] = (s["alpha"] > cutoff).astype(np.float64)
+    return rsgn_emitted(s["alpha"], s["h"], cutoff).ravel()
 
 
 def _out_dtype(p: LavaPopulation):
@@ -207,6 +346,14 @@ _in_dtype = _out_dtype
 
 
 def _init_state(p: LavaPopulation) -> dict:
+    if p.model == "rsgn":
+        return {
+            "alpha": p.arrays["alpha_init"].copy(),
+            "h": p.arrays["h_init"].copy(),
+            "kernel": rsgn_node_params(p).kernel_arrays,
+            "ignited": False,
+            "sent": np.zeros(p.size),
+        }
     if p.model == "lif":
         return {"u": p.arrays["u_init"].copy(), "v": p.arrays["v_init"].copy()}
     g0 = p.arrays["g_init"].copy()
@@ -267,6 +414,8 @@ def to_graph(net: LavaNet) -> Graph:
 
 def _unit_params(net: LavaNet, p: LavaPopulation):
     k, a = p.scalars, p.arrays
+    if p.model == "rsgn":
+        return rsgn_node_params(p)
     if p.model == "lif" and p.arithmetic == "fixed":
         return LIFFixedParams(
             du=k["du"],

@@ -207,3 +207,51 @@ def _pool_fan_out(label: str, pool, size: int) -> tuple[np.ndarray, np.ndarray, 
         np.asarray(fan.indices, dtype=np.int64),
         pool_size,
     )
+
+
+def rsgn_emitted(alpha: np.ndarray, h: np.ndarray, cutoff: float) -> np.ndarray:
+    """The events a node population sends, (N, d): x_j = h_j alpha_j for alpha_j > cutoff, else 0
+    (the product in the kernel's order, so equal to its emitted payloads bit for bit)."""
+    return np.where((alpha > cutoff)[:, None], h * alpha[:, None], 0.0)
+
+
+def rsgn_node_step(
+    alpha: np.ndarray,
+    h: np.ndarray,
+    m: np.ndarray,
+    received: np.ndarray,
+    k: RSGNKernelArrays,
+    event_rule: bool,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """One update of every node in plain NumPy: the arithmetic of kernels_rsgn.rsgn_step (after
+    ignition), for callers without the engine's ring buffers (Lava's ProcessModel, the NumPy
+    reference of Lava's timing). Equal to the kernel up to the summation order of m @ W_h and of
+    the pool sums.
+
+    alpha (N,), h (N, d): state; m (N, d): summed vector input; received (N,): whether any event
+    arrived (a stored zero-weight synapse counts). In sparse mode (event_rule) updating every
+    node is the kernel's update of the visited ones, because an unvisited node has alpha = 0,
+    h = 0, no input, and the update leaves it there. Returns (alpha, h, pool messages)."""
+    temperature, gain, cutoff, ln_eps, inh_eps = k.consts
+    h_new = m @ k.w_h + k.b_h
+    norm = np.sqrt(np.sum(h_new * h_new, axis=1))
+    a = 1.0 / (1.0 + np.exp(-((alpha + gain * norm - k.thresholds) / temperature)))
+    if event_rule:
+        a = np.where(((alpha > cutoff) | received) & (a > cutoff), a, 0.0)
+    z = h_new + h
+    mu = np.sum(z, axis=1, keepdims=True) / z.shape[1]
+    std = np.sqrt(np.sum((z - mu) ** 2, axis=1, keepdims=True) / z.shape[1] + ln_eps)
+    h_out = np.where(
+        (a == 0.0)[:, None], 0.0, ((z - mu) / std * k.ln_gain + k.ln_bias) * a[:, None]
+    )
+    degree = np.diff(k.pool_indptr)
+    sending = a > 0.0
+    pool_sum = np.bincount(
+        k.pool_indices, weights=np.repeat(a, degree), minlength=alpha.size
+    ).astype(np.float64)
+    alpha_out = np.where(sending, np.clip(a * k.pool_size / (pool_sum + inh_eps), 0.0, 1.0), 0.0)
+    if event_rule:
+        silent = alpha_out <= cutoff
+        alpha_out[silent] = 0.0
+        h_out[silent] = 0.0
+    return alpha_out, h_out, int(degree[sending].sum())
