@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from atomspark.sim.validation import AtomsparkError
 
@@ -45,6 +46,81 @@ def _cmd_export(args: argparse.Namespace) -> int:
         frac_bits=args.frac_bits,
     )
     return 0
+
+
+def builtin_config(name_or_path: str) -> str:
+    """A TOML path, or the name of a built-in config (scenarios/configs/<name>.toml)."""
+    if Path(name_or_path).is_file():
+        return name_or_path
+    builtin = Path(__file__).parent / "configs" / f"{name_or_path}.toml"
+    if builtin.is_file():
+        return str(builtin)
+    names = sorted(p.stem for p in builtin.parent.glob("*.toml"))
+    raise AtomsparkError(
+        f"config {name_or_path!r}: no such file and not a built-in ({', '.join(names)})"
+    )
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from atomspark.networks.torch_path.training import train
+
+    result = train(builtin_config(args.config), args.out, resume=args.resume)
+    print(f"[train] {result.steps} steps; final metrics {result.final_metrics}")
+    print(f"[train] model written to {result.model_path} (loadable by profile/export/compare)")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.compare import compare
+
+    data = args.data
+    if data is None:
+        from atomspark.networks.torch_path.config import load_config
+        from atomspark.networks.torch_path.training import build_data
+
+        _, _, x_val, y_val, _ = build_data(load_config(builtin_config(args.config)))
+        n = args.samples or len(x_val)
+        data = (x_val[:n], None if y_val is None else y_val[:n])
+    device = None if args.device == "auto" else args.device
+    report = compare(
+        args.model,
+        data,
+        args.out,
+        device=device,
+        hardware=args.hardware,
+        gpu=args.gpu,
+        fixed_point=not args.no_fixed,
+        steps=args.steps,
+    )
+    print_comparison(report)
+    print(f"[compare] wrote {args.out}/comparison.json and plots")
+    return 0
+
+
+def print_comparison(report: dict) -> None:
+    """One line per backend: task score, agreement with torch, activity, time and energy."""
+    print(f"[compare] {report['model']['kind']} model, {report['samples']} samples")
+    print(
+        f"{'backend':14s} {'score':>8s} {'agree':>6s} {'active':>7s} {'wall/sample':>12s} "
+        f"{'energy/sample':>14s} {'latency':>10s}  energy source"
+    )
+    for name, b in report["backends"].items():
+        if not b.get("supported", True):
+            print(f"{name:14s} not run: {b['reason']}")
+            continue
+        score = b.get("accuracy", b.get("reconstruction_error", float("nan")))
+        agree = b.get("agreement_vs_torch", {}).get("decision_agreement", float("nan"))
+        print(
+            f"{name:14s} {score:8.4f} {agree:6.3f} {b['active_fraction']:7.3f} "
+            f"{b['wall_s_per_sample'] * 1e3:9.3f} ms {b['energy_per_sample_j'] * 1e6:11.4g} uJ "
+            f"{b['latency_per_sample_s'] * 1e6:7.4g} us  {b['energy_source']}"
+        )
+    for row in report.get("cutoff_sweep") or []:
+        print(
+            f"[compare] cutoff {row['cutoff']:<5g} accuracy {row['accuracy']:.3f} mean active "
+            f"{row['mean_active_fraction']:.3f} synops/sample {row['synops_per_sample']:.0f} "
+            f"energy/sample {row['energy_per_sample_j'] * 1e6:.4g} uJ"
+        )
 
 
 def _cmd_hardware(args: argparse.Namespace) -> int:
@@ -112,6 +188,32 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
     exp.add_argument("--out", default="results/export")
     exp.set_defaults(func=_cmd_export)
+
+    tr = sub.add_parser("train", help="train on a TOML config with PyTorch (GPU if present)")
+    tr.add_argument(
+        "config", help="a TOML file or a built-in: vn-dictionary, rsgn-sequence, rsgn-sparse"
+    )
+    tr.add_argument("--out", default="results/train")
+    tr.add_argument("--resume", action="store_true", help="continue from out/checkpoint.pt")
+    tr.set_defaults(func=_cmd_train)
+
+    cmp = sub.add_parser("compare", help="a trained model: GPU (torch, dense) vs event engine")
+    cmp.add_argument("model", help="model.npz written by `atomspark train`")
+    src = cmp.add_mutually_exclusive_group()
+    src.add_argument("--data", help="an .npz with tokens/signals/x (and labels/y)")
+    src.add_argument(
+        "--config",
+        default="rsgn-sequence",
+        help="rebuild this training config's validation split (default)",
+    )
+    cmp.add_argument("--samples", type=int, default=16, help="validation samples to compare")
+    cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")
+    cmp.add_argument("--hardware", default="loihi2")
+    cmp.add_argument("--gpu", default="h100")
+    cmp.add_argument("--steps", type=int, default=2000, help="engine steps per VN sample")
+    cmp.add_argument("--no-fixed", action="store_true", help="skip the fixed-point engine run")
+    cmp.add_argument("--out", default="results/compare")
+    cmp.set_defaults(func=_cmd_compare)
 
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)

@@ -145,3 +145,58 @@ def test_demo_runs_end_to_end(tmp_path):
     assert summary["rsgn"]["published"]["active_fraction_per_step"][-1] == 1.0
     for png in ("vn_activity.png", "costs.png"):
         assert (out / png).is_file()
+
+
+TINY_RSGN = """
+task = "rsgn-sequence"
+epochs = 1
+batch_size = 16
+checkpoint_every = 2
+dtype = "float64"
+[data]
+n = 48
+length = 8
+dim = 4
+n_classes = 2
+[model]
+n_nodes = 12
+d_hidden = 4
+n_steps = 2
+affinity_rank = 2
+"""
+
+
+@pytest.mark.torch
+def test_train_resume_and_compare(tmp_path, capsys):
+    pytest.importorskip("torch")
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY_RSGN)
+    out = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(out)]) == 0
+    assert main(["train", str(config), "--out", str(out), "--resume"]) == 0
+    assert (out / "model.npz").is_file() and (out / "metrics.png").is_file()
+    cmp = tmp_path / "cmp"
+    assert (
+        main(
+            [
+                "compare",
+                str(out / "model.npz"),
+                "--config",
+                str(config),
+                "--samples",
+                "4",
+                "--out",
+                str(cmp),
+            ]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "engine_float" in text and "cutoff 0.3" in text
+    report = json.loads((cmp / "comparison.json").read_text())
+    assert report["backends"]["engine_float"]["agreement_vs_torch"]["decision_agreement"] == 1.0
+
+
+def test_unknown_builtin_config_is_named(capsys):
+    assert main(["train", "no-such-task"]) == 2
+    assert "not a built-in (rsgn-sequence, rsgn-sparse, vn-dictionary)" in capsys.readouterr().err

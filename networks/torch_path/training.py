@@ -430,6 +430,7 @@ def train(
         )
 
     last: dict = {}
+    ev: dict | None = None
     with open(metrics_path, "a", encoding="utf-8") as log:
         while epoch < cfg["epochs"]:
             if order is None:
@@ -465,6 +466,8 @@ def train(
             log.write(json.dumps({"type": "eval", "step": step, "epoch": epoch, **ev}) + "\n")
             log.flush()
     checkpoint()
+    if ev is None:  # resumed a run that had already finished: evaluate the model as it is
+        ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
     plot_metrics(metrics_path, out / "metrics.png")
     _export(module, task, out / "model.npz")
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
