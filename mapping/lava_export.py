@@ -170,14 +170,14 @@ def _connect_rsgn(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -> N
 
 def run_lava(net: LavaNet, steps: int, select_tag: str | None = None) -> dict[str, np.ndarray]:
     """Run on Loihi2SimCfg for `steps`; returns each population's (steps, size) output."""
-    from lava.magma.core.run_conditions import RunSteps
-    from lava.magma.core.run_configs import Loihi2SimCfg
-
     steps = require_int("steps", steps, minimum=1)
     tag = select_tag or SELECT_TAG[net.arithmetic]
     rsgn = [p.name for p in net.populations if p.model == "rsgn"]
     if rsgn and tag != SELECT_TAG["float"]:
         raise AtomsparkError(f"select_tag {tag!r} for {rsgn}: {RSGN_NOT_FIXED}")
+    from lava.magma.core.run_conditions import RunSteps
+    from lava.magma.core.run_configs import Loihi2SimCfg
+
     with tempfile.TemporaryDirectory(prefix="atomspark_lava_") as tmp:
         built = build_lava(net, steps, tmp)
         first = next(iter(built["procs"].values()))
