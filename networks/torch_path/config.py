@@ -75,6 +75,7 @@ _SECTIONS = {
         "k_nearest": (int, None),
         "affinity_rank": (int, 8),
         "target_activity": (_NUM, 0.1),
+        "threshold_max": (_NUM, 0.99),  # released code clamps thresholds to [0.01, 0.99]
         # VN
         "input_dim": (int, None),
         "layer_sizes": (list, [[16, 8]]),
@@ -103,6 +104,7 @@ _SECTIONS = {
         "sprout_affinity": (_NUM, 0.1),
         "max_sprout": (int, 20),
         "structural_every": (int, 10),
+        "homeostasis_scope": (str, "node"),  # "node" (released code) or "global"
     },
     "hebb": {
         "rho_s": (_NUM, 5.0),

@@ -114,7 +114,9 @@ def _rsgn_config(cfg: dict, d_in: int, n_classes: int) -> RSGNConfig:
         "target_activity",
     )
     kw = {k: m[k] for k in keys}
-    return RSGNConfig(d_in=d_in, n_classes=n_classes, **kw)
+    return RSGNConfig(
+        d_in=d_in, n_classes=n_classes, threshold_bounds=(0.01, m["threshold_max"]), **kw
+    )
 
 
 def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
@@ -235,7 +237,12 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
         reward = slow["baseline"].reward(loss.item(), slow["pcfg"].baseline_momentum)
         params = hebbian_affinity_update(params, rc, alpha_np, reward, slow["pcfg"])
         theta = homeostatic_thresholds(
-            params.thresholds, alpha_np, rc.target_activity, p["lr_threshold"], rc.threshold_bounds
+            params.thresholds,
+            alpha_np,
+            rc.target_activity,
+            p["lr_threshold"],
+            rc.threshold_bounds,
+            scope=p["homeostasis_scope"],
         )
         with torch.no_grad():
             module.thresholds.copy_(torch.from_numpy(theta))
