@@ -217,3 +217,19 @@ def test_lava_runs_a_loaded_bundle_and_matches_engine(tmp_path):
     out = export_lava(rsgn_graph("sparse", n=16, d=4), tmp_path / "bundle")
     report = verify_lava(out, 5)
     assert report.passed and report.lava_events[NODE_POPULATION] > 0
+
+
+@pytest.mark.lava
+@skip_without_lava
+def test_lava_published_configuration_full_size_equals_engine():
+    """The released code's configuration (N = 256 dense, d = 128, K = 5, cutoff gate only):
+    ignition + K steps on Lava agree with the engine within the float tolerance."""
+    from atomspark.mapping.lava_export import verify_lava
+
+    cfg = RSGNConfig()
+    g = compile_rsgn_tokens(
+        init_params(cfg, 0), cfg, np.random.default_rng(0).standard_normal((64, cfg.d_in))
+    )
+    report = verify_lava(g, cfg.n_steps + 1)
+    assert report.passed and report.lava_vs_engine[f"{NODE_POPULATION}.events"] == 0.0
+    assert max(report.lava_vs_engine.values()) <= FLOAT_TOLERANCE
