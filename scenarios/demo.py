@@ -21,24 +21,26 @@ from atomspark.scenarios.engine_runs import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.engine import Engine
 from atomspark.sim.profile import Profile
 
-VN_STEPS = 1000  # event-engine step budget per sample (fixed, as a chip would run it)
+VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
 GPU_BATCH = 256  # the GPU's throughput setting, priced beside batch 1 (latency)
-SETTLED_REL_ERROR = 1e-3  # "settled": every code within this of the reference, relative to max |g|
+SETTLED_REL_ERROR = 1e-3
+SEND_ON_DELTA = 1e-3  # VN variant: an atom sends only when its unsent change exceeds this  # "settled": every code within this of the reference, relative to max |g|
 
 
-def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, object]:
+def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, object, Profile]:
     """Learn a 2-layer VN on sparse synthetic data, settle test samples with the NumPy reference
     and with the event engine, and compare the two."""
     data = sparse_dictionary_data(n=1500, dim=32, n_atoms=48, active=3, noise=0.01, seed=seed)
     train, test = data.signals[:1400], data.signals[1400:1416]
-    model = VNModel.random(32, [(48, 16), (24, 8)], lam=[0.15, 0.05], seed=seed)
+    model = VNModel.random(32, [(48, 16), (32, 8)], lam=[0.15, 0.1], seed=seed)
     t0 = time.perf_counter()
     model = learn_dictionary(
         model, train, epochs=3, batch_size=100, seed=seed, settle_kwargs={"tol": 1e-5, "sweeps": 20}
     ).model
-    log(f"[vn] learned a 2-layer dictionary (48 + 24 atoms) in {time.perf_counter() - t0:.1f} s")
+    log(f"[vn] learned a 2-layer dictionary (48 + 32 atoms) in {time.perf_counter() - t0:.1f} s")
     ref = settle(model, test, tol=1e-10, max_iter=5000, sweeps=200)
     profiles, errors, settled_at = [], [], []
+    delta_profiles, delta_errors = [], []
     graph = None
     t0 = time.perf_counter()
     for i, x in enumerate(test):
@@ -53,6 +55,10 @@ def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, ob
             int(np.argmax(err < SETTLED_REL_ERROR)) + 1 if err[-1] < SETTLED_REL_ERROR else VN_STEPS
         )
         profiles.append(prof)
+        lazy = Engine(compile_vn_model(model, x, event_threshold=SEND_ON_DELTA))
+        delta_profiles.append(lazy.run(VN_STEPS))
+        codes = np.concatenate([lazy.state[p.name]["g"] for p in graph.populations])
+        delta_errors.append(float(np.abs(codes - target).max() / max(np.abs(target).max(), 1e-12)))
     engine_s = time.perf_counter() - t0
     prof = concat_profiles(profiles)
     summary = prof.summary()
@@ -70,6 +76,12 @@ def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, ob
             VN_STEPS * sum(p.shape[0] * p.shape[1] for p in graph.projections)
         ),
         "engine_wall_s_per_sample": engine_s / len(test),
+        "send_on_delta": {
+            "threshold": SEND_ON_DELTA,
+            "events_per_sample": sum(int(p.events.sum()) for p in delta_profiles) / len(test),
+            "synops_per_sample": sum(int(p.synops.sum()) for p in delta_profiles) / len(test),
+            "max_rel_error": max(delta_errors),
+        },
     }
     log(f"[vn] reference settle: active fraction per layer {_fmt(active)}")
     log(
@@ -82,7 +94,13 @@ def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, ob
         f"{out['synops_per_sample']:.0f} vs {out['dense_ops_per_sample_same_steps']:.0f} "
         "dense multiply-adds over the same steps"
     )
-    return out, prof, graph
+    lazy = out["send_on_delta"]
+    log(
+        f"[vn] send-on-delta (|unsent change| > {SEND_ON_DELTA:g}): events/sample "
+        f"{lazy['events_per_sample']:.0f} ({out['events_per_sample'] / max(lazy['events_per_sample'], 1):.0f}x "
+        f"fewer), max relative code error {lazy['max_rel_error']:.1e}"
+    )
+    return out, prof, graph, concat_profiles(delta_profiles)
 
 
 def calibrate_thresholds(params, cfg, tokens, rounds: int = 20, lr: float = 0.5):
@@ -160,10 +178,13 @@ def run_demo(
     """Run everything, print a short summary, write summary.json and PNG figures to `out`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    vn, vn_profile, vn_graph = vn_section(seed, log)
+    vn, vn_profile, vn_graph, vn_delta_profile = vn_section(seed, log)
     rs, rsgn_runs = rsgn_section(seed, log)
     costs: dict[str, CostComparison] = {
-        "VN settle": compare_costs(vn_graph, vn_profile, hardware, gpu, n_samples=vn["samples"])
+        "VN settle": compare_costs(vn_graph, vn_profile, hardware, gpu, n_samples=vn["samples"]),
+        "VN send-on-delta": compare_costs(
+            vn_graph, vn_delta_profile, hardware, gpu, n_samples=vn["samples"]
+        ),
     }
     for mode, run in rsgn_runs.items():
         costs[f"RSGN {mode}"] = compare_costs(
