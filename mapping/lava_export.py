@@ -451,8 +451,8 @@ def run_bundle_cli(bundle_dir: Path, argv: list[str]) -> int:
     args = parser.parse_args(argv)
     net = load_bundle(bundle_dir)
     outputs = run_lava(net, args.steps)
-    for name, rec in outputs.items():
-        print(f"{name}: {int(np.count_nonzero(rec))} events in {args.steps} steps")
+    for name, count in event_counts(net, outputs).items():
+        print(f"{name}: {count} events in {args.steps} steps")
     if args.out is not None:
         np.savez(args.out, **outputs)
     if args.verify:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -233,3 +235,20 @@ def test_lava_published_configuration_full_size_equals_engine():
     report = verify_lava(g, cfg.n_steps + 1)
     assert report.passed and report.lava_vs_engine[f"{NODE_POPULATION}.events"] == 0.0
     assert max(report.lava_vs_engine.values()) <= FLOAT_TOLERANCE
+
+
+@pytest.mark.lava
+@skip_without_lava
+def test_run_bundle_entry_point_verifies_rsgn(tmp_path):
+    g = rsgn_graph("sparse", n=16, d=4)
+    out = export_lava(g, tmp_path / "bundle")
+    proc = subprocess.run(
+        [sys.executable, str(out / "run_bundle.py"), "--steps", "5", "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = int(Engine(g).run(5).unit_events[0].sum())
+    assert f"{NODE_POPULATION}: {events} events in 5 steps" in proc.stdout
+    assert "rsgn_nodes.events': 0.0" in proc.stdout
