@@ -27,23 +27,47 @@ def _save(fig, path: str | os.PathLike) -> None:
     os.replace(tmp, path)
 
 
-def plot_activity(profile: Profile, path: str | os.PathLike, title: str = "") -> None:
-    """Active fraction and events per step, one line per population."""
+def plot_activity(
+    profile: Profile,
+    path: str | os.PathLike,
+    title: str = "",
+    variant: tuple[str, Profile] | None = None,
+) -> None:
+    """Active fraction and events per step, one line per population; `variant` (label, profile)
+    of the same graph is drawn dashed, e.g. a send-on-delta run beside the exact one."""
     plt = _pyplot()
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
-    steps = np.arange(profile.steps)
     sizes = np.maximum(profile.population_sizes, 1)
-    for p, name in enumerate(profile.population_names):
-        ax1.plot(steps, profile.active[:, p] / sizes[p], label=name)
-        ax2.plot(steps, profile.events[:, p], label=name)
+    window = max(1, profile.steps // 60)  # long runs: smooth the event counts for legibility
+    runs = [("", profile, "-")] + ([(f" ({variant[0]})", variant[1], "--")] if variant else [])
+    for suffix, prof, style in runs:
+        steps = np.arange(prof.steps)
+        for p, name in enumerate(prof.population_names):
+            colour = f"C{p}"
+            ax1.plot(steps, prof.active[:, p] / sizes[p], style, color=colour, label=name + suffix)
+            ax2.plot(
+                steps,
+                _moving_mean(prof.events[:, p], window),
+                style,
+                color=colour,
+                label=name + suffix,
+            )
     ax1.set_ylabel("active fraction")
-    ax2.set_ylabel("events per step")
+    ax2.set_ylabel(
+        f"events per step\n(mean over {window} steps)" if window > 1 else "events per step"
+    )
     ax2.set_xlabel("time step")
     ax2.set_yscale("symlog")
-    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=7)
     ax1.set_title(title or "activity per step")
     _save(fig, path)
     plt.close(fig)
+
+
+def _moving_mean(x: np.ndarray, window: int) -> np.ndarray:
+    if window <= 1:
+        return x
+    return np.convolve(x, np.ones(window) / window, mode="same")
 
 
 def plot_costs(comparisons: dict[str, CostComparison], path: str | os.PathLike) -> None:

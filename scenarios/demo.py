@@ -223,6 +223,7 @@ def run_demo(
         _first_sample(vn_profile, VN_STEPS),
         out / "vn_activity.png",
         "VN settle on the event engine (one sample)",
+        variant=(f"send-on-delta {SEND_ON_DELTA:g}", _first_sample(vn_delta_profile, VN_STEPS)),
     )
     plot_costs(costs, out / "costs.png")
     log(f"[demo] wrote {out}/summary.json, vn_profile.json, vn_activity.png, costs.png")

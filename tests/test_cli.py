@@ -200,3 +200,28 @@ def test_train_resume_and_compare(tmp_path, capsys):
 def test_unknown_builtin_config_is_named(capsys):
     assert main(["train", "no-such-task"]) == 2
     assert "not a built-in (rsgn-sequence, rsgn-sparse, vn-dictionary)" in capsys.readouterr().err
+
+
+@pytest.mark.lava
+def test_export_lava_rsgn_float_verifies(rsgn_file, tmp_path):
+    pytest.importorskip("lava")
+    out = tmp_path / "rsgn_bundle"
+    assert (
+        main(
+            [
+                "export",
+                str(rsgn_file),
+                "--to",
+                "lava",
+                "--verify",
+                "--steps",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["verify"]["passed"]
+    assert max(meta["verify"]["lava_vs_engine"].values()) <= meta["verify"]["tolerance"]
