@@ -10,7 +10,7 @@ could not be retrieved here, so this script compares the EDP RATIO, not absolute
 Workload (ours where the paper's details were not available): 8x8 kernels at stride 4, 224 random
 unit-norm kernels, sparse synthetic code (1 % of the unknowns active) plus noise, lam = 0.1
 max|S^T x|. A 52x52 image then has 12 x 12 positions x 224 = 32,256 unknowns; its Gram matrix has
-~65M nonzeros, too big for this machine's shared 2 cores, so the engine runs a CROP (default 20x20:
+~60M nonzeros, too big for this machine's shared 2 cores, so the engine runs a CROP (default 20x20:
 4x4 positions, 3,584 unknowns) and energy is extrapolated linearly in positions (convolutional
 problems are translation invariant; border atoms have fewer neighbours, so this slightly
 overestimates). Time per solution is not extrapolated (cores work in parallel; the barrier grows
