@@ -3,6 +3,8 @@
 Each step: (1) every population updates the units that received input for this step or are
 still pending, and lists the units that emit; (2) each projection fans those events out into the
 ring slot of their delivery step (delay >= 1, so the order of populations does not matter).
+Projections with one delay for all synapses (the common case) take kernels_fanout's uniform path:
+one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds.
 Python loops over steps and populations only; all per-unit and per-event work is in kernels.py.
 """
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.sim import fixed_point as fx
 from atomspark.sim import kernels as k
+from atomspark.sim import kernels_fanout as kf
 from atomspark.sim import kernels_rsgn as kr
 from atomspark.sim import kernels_vn_fixed as kvf
 from atomspark.sim.graph import Graph, Population
@@ -38,6 +41,20 @@ class PopulationBuffers:
     emit_idx: np.ndarray  # (size,)
     emit_val: np.ndarray  # (size,) payload of each emitted event
     n_emit: int = 0
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One projection as its source population's fan-out sees it (kernel-ready arrays)."""
+
+    target: int
+    channel: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray  # weights in the target's arithmetic (fixed point: shifted by weight_exp)
+    delay: np.ndarray  # per synapse (a zero-stride view when uniform)
+    uniform_delay: int | None
+    full_rows: bool  # no target repeated within a row: a full row is a contiguous multiply-add
 
 
 class Engine:
@@ -95,17 +112,30 @@ class Engine:
             emit_val=np.zeros((n,) + tail, dt),
         )
 
-    def _prepare_projections(self) -> list[list[tuple]]:
-        """Per source population: (target index, channel, indptr, indices, data, delay)."""
-        out: list[list[tuple]] = [[] for _ in self.graph.populations]
+    def _prepare_projections(self) -> list[list[Outgoing]]:
+        """Per source population, the arrays each outgoing projection's fan-out kernel reads."""
+        out: list[list[Outgoing]] = [[] for _ in self.graph.populations]
         for proj in self.graph.projections:
             s, t = self.graph.index[proj.source], self.graph.index[proj.target]
             tgt = self.graph.populations[t]
-            if tgt.is_fixed_point:
-                data = proj.data.astype(np.int64) << proj.weight_exp
-            else:
-                data = proj.data.astype(self._value_dtype(tgt))
-            out[s].append((t, proj.channel, proj.indptr, proj.indices, data, proj.delay))
+            data = proj.data
+            if tgt.is_fixed_point and proj.weight_exp:
+                scaled = proj.data.astype(np.int64) << proj.weight_exp  # < 2**31 (Graph checks)
+                data = scaled.astype(np.int32)
+            elif not tgt.is_fixed_point:
+                data = data.astype(self._value_dtype(tgt), copy=False)
+            out[s].append(
+                Outgoing(
+                    target=t,
+                    channel=proj.channel,
+                    indptr=proj.indptr,
+                    indices=proj.indices,
+                    data=np.ascontiguousarray(data),
+                    delay=proj.delay,
+                    uniform_delay=proj.uniform_delay,
+                    full_rows=not proj.repeats_targets,
+                )
+            )
         return out
 
     def _check_inputs(self, inputs, steps) -> dict[int, np.ndarray]:
@@ -167,23 +197,8 @@ class Engine:
                     log[pop.name].append((step, buf.emit_idx[: buf.n_emit].copy()))
                 prof.events[step, p] = buf.n_emit
                 prof.payload_bits[step, p] = buf.n_emit * pop.params.payload_bits
-                for t, ch, indptr, indices, data, delay in self._outgoing[p]:
-                    tb = self.buffers[t]
-                    fan_out = kr.fan_out_vector if buf.emit_val.ndim == 2 else k.fan_out
-                    prof.synops[step, p] += fan_out(
-                        buf.emit_idx,
-                        buf.emit_val,
-                        buf.n_emit,
-                        indptr,
-                        indices,
-                        data,
-                        delay,
-                        self.t,
-                        tb.ring[ch],
-                        tb.tflag,
-                        tb.tidx,
-                        tb.tcount,
-                    )
+                for out in self._outgoing[p]:
+                    prof.synops[step, p] += self._fan_out(buf, out, R)
             for (name, var), trace in self.traces.items():
                 trace[step] = self.state[name][var]
             self.t += 1
@@ -196,6 +211,26 @@ class Engine:
             for name, entries in log.items()
         }
         return prof
+
+    def _fan_out(self, buf: PopulationBuffers, out: Outgoing, R: int) -> int:
+        """Deliver the population's emitted events along one projection; returns synaptic ops."""
+        tb = self.buffers[out.target]
+        if buf.emit_val.ndim == 2:  # vector payloads (RSGN)
+            return kr.fan_out_vector(
+                buf.emit_idx, buf.emit_val, buf.n_emit, out.indptr, out.indices, out.data,
+                out.delay, self.t, tb.ring[out.channel], tb.tflag, tb.tidx, tb.tcount,
+            )  # fmt: skip
+        if out.uniform_delay is None:
+            return kf.fan_out(
+                buf.emit_idx, buf.emit_val, buf.n_emit, out.indptr, out.indices, out.data,
+                out.delay, self.t, tb.ring[out.channel], tb.tflag, tb.tidx, tb.tcount,
+            )  # fmt: skip
+        slot = (self.t + out.uniform_delay) % R
+        return kf.fan_out_uniform(
+            buf.emit_idx, buf.emit_val, buf.n_emit, out.indptr, out.indices, out.data,
+            out.full_rows, tb.ring[out.channel, slot], tb.tflag[slot], tb.tidx[slot], tb.tcount,
+            slot,
+        )  # fmt: skip
 
     def _update(
         self, p: int, pop: Population, buf: PopulationBuffers, slot: int, prof: Profile, step: int

@@ -7,12 +7,14 @@ internally each projection is stored in fan-out orientation (CSR over source uni
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams
+from atomspark.sim.kernels_fanout import has_repeated_targets
+from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
 from atomspark.sim.units_rsgn import RSGNNodeParams
 from atomspark.sim.units_vn import VNParams
 from atomspark.sim.units_vn_fixed import VNFixedParams, lava_weight_mantissas
@@ -48,6 +50,11 @@ class Population:
         return self.params.is_fixed_point
 
 
+WEIGHT_DTYPES = {"float64": np.float64, "float32": np.float32}
+INDEX_LIMIT = 2**31  # int32 target indices while a population has fewer units
+DELAY_DTYPES = (np.uint8, np.uint16, np.uint32)  # the narrowest that holds the largest delay
+
+
 @dataclass(frozen=True)
 class Projection:
     """Weighted connections source -> target, stored as fan-out CSR (indptr, indices, weights).
@@ -56,6 +63,15 @@ class Projection:
     zeros included). delays: int >= 1 or an (n_target, n_source) array/sparse matrix read at the
     synapses. channel: which input current of the target receives it (LIF has channels 0 and 1).
     weight_exp: for fixed-point targets, weights are integers scaled by 2**weight_exp (>= 0).
+    dtype: storage of the weights, "float64" (default) or "float32"; a Graph re-stores them in
+    the target population's arithmetic (float32, float64, or the narrowest integer that holds
+    fixed-point mantissas), so passing the target's dtype here only saves a transient copy.
+
+    Storage (bytes per synapse): indices int32 (int64 only for >= 2**31 targets), weights 4 or 8
+    (integers: 1, 2 or 4), delays 0 when every synapse has the same delay (`uniform_delay`, the
+    common case: `delay` is then a zero-stride view) else uint8/uint16/uint32 per synapse.
+    After construction `weights` and `delays` are views of the stored arrays (scipy CSC,
+    n_target x n_source), so the caller's matrices are not kept alive.
     """
 
     source: str
@@ -64,32 +80,34 @@ class Projection:
     delays: object = 1
     channel: int = 0
     weight_exp: int = 0
-    indptr: np.ndarray = field(init=False)
-    indices: np.ndarray = field(init=False)
-    data: np.ndarray = field(init=False)
-    delay: np.ndarray = field(init=False)
+    dtype: str | None = None
+    indptr: np.ndarray = field(init=False, repr=False)
+    indices: np.ndarray = field(init=False, repr=False)
+    data: np.ndarray = field(init=False, repr=False)
+    delay: np.ndarray = field(init=False, repr=False)
+    uniform_delay: int | None = field(init=False)
+    repeats_targets: bool = field(init=False, repr=False)
     shape: tuple[int, int] = field(init=False)
 
     def __post_init__(self) -> None:
         label = f"projection {self.source}->{self.target}"
-        w = self.weights
-        if sp.issparse(w):
-            if w.ndim != 2:
-                raise AtomsparkError(f"{label} weights: expected a 2-D matrix")
-            fan_out = sp.csr_matrix(w.T, dtype=np.float64)
-            fan_out.sort_indices()
-        else:
-            arr = as_finite_array(f"{label} weights", w, ndim=2)
-            fan_out = sp.csr_matrix(arr.T)
-            fan_out.sort_indices()
-        data = np.asarray(fan_out.data, dtype=np.float64)
-        if not np.all(np.isfinite(data)):
-            raise AtomsparkError(f"{label} weights: contain NaN or Inf")
+        if self.dtype is not None and self.dtype not in WEIGHT_DTYPES:
+            raise AtomsparkError(
+                f"{label} dtype: must be one of {list(WEIGHT_DTYPES)} or None, got {self.dtype!r}"
+            )
+        dt = WEIGHT_DTYPES[self.dtype or "float64"]
+        fan_out = _fan_out_csr(label, self.weights, dt)
         n_src, n_tgt = fan_out.shape
-        indptr = np.asarray(fan_out.indptr, dtype=np.int64)
-        indices = np.asarray(fan_out.indices, dtype=np.int64)
-        rows = np.repeat(np.arange(n_src, dtype=np.int64), np.diff(indptr))
-        delay = _read_delays(label, self.delays, (n_tgt, n_src), indices, rows)
+        data = np.ascontiguousarray(fan_out.data, dtype=dt)
+        if not np.all(np.isfinite(data)):
+            raise AtomsparkError(
+                f"{label} weights: contain NaN or Inf (or values beyond the {np.dtype(dt)} range)"
+            )
+        indptr = np.ascontiguousarray(fan_out.indptr, dtype=np.int64)
+        idx_dtype = np.int32 if n_tgt < INDEX_LIMIT else np.int64
+        indices = np.ascontiguousarray(fan_out.indices, dtype=idx_dtype)
+        del fan_out
+        uniform, delay = _read_delays(label, self.delays, (n_tgt, n_src), indptr, indices)
         object.__setattr__(self, "channel", require_int(f"{label} channel", self.channel, 0))
         exp = require_int(f"{label} weight_exp", self.weight_exp)
         if exp < 0:
@@ -100,9 +118,43 @@ class Projection:
         object.__setattr__(self, "weight_exp", exp)
         object.__setattr__(self, "indptr", indptr)
         object.__setattr__(self, "indices", indices)
+        object.__setattr__(self, "uniform_delay", uniform)
+        object.__setattr__(self, "shape", (n_tgt, n_src))
+        object.__setattr__(self, "repeats_targets", bool(has_repeated_targets(indptr, indices)))
+        self._store(data, delay)
+
+    def _store(self, data: np.ndarray, delay: np.ndarray) -> None:
+        """Set the weight and delay arrays and the zero-copy `weights` / `delays` views."""
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "delay", delay)
-        object.__setattr__(self, "shape", (n_tgt, n_src))
+        object.__setattr__(self, "weights", self._view(data))
+        if self.uniform_delay is None:
+            object.__setattr__(self, "delays", self._view(delay))
+        else:
+            object.__setattr__(self, "delays", self.uniform_delay)
+
+    def _view(self, values: np.ndarray) -> sp.csc_matrix:
+        """(n_target, n_source) CSC matrix over the stored fan-out arrays (no copy of values)."""
+        return sp.csc_matrix((values, self.indices, self.indptr), shape=self.shape)
+
+    def with_weight_dtype(self, dtype) -> Projection:
+        """This projection with its weights stored as `dtype` (indices and delays shared)."""
+        dtype = np.dtype(dtype)
+        if self.data.dtype == dtype:
+            return self
+        data = self.data.astype(dtype)
+        if dtype.kind == "f" and not np.all(np.isfinite(data)):
+            raise AtomsparkError(
+                f"projection {self.source}->{self.target} weights: beyond the {dtype} range"
+            )
+        if dtype.kind in "iu" and not np.array_equal(data, self.data):
+            raise AtomsparkError(
+                f"projection {self.source}->{self.target} weights: do not fit {dtype} exactly"
+            )
+        new = copy.copy(self)
+        object.__setattr__(new, "dtype", self.dtype if dtype.kind != "f" else dtype.name)
+        new._store(data, self.delay)
+        return new
 
     @property
     def n_synapses(self) -> int:
@@ -112,35 +164,96 @@ class Projection:
         """Number of synapses leaving each source unit."""
         return np.diff(self.indptr)
 
+    @property
+    def stored_bytes(self) -> dict[str, int]:
+        """Bytes actually held per array (a uniform delay is one scalar: 0 bytes)."""
+        return {
+            "indptr": int(self.indptr.nbytes),
+            "indices": int(self.indices.nbytes),
+            "data": int(self.data.nbytes),
+            "delay": 0 if self.uniform_delay is not None else int(self.delay.nbytes),
+        }
 
-def _read_delays(label, delays, shape, tgt, src) -> np.ndarray:
+    @property
+    def bytes_per_synapse(self) -> float:
+        """All stored bytes (indptr included) divided by the number of synapses."""
+        return sum(self.stored_bytes.values()) / max(self.n_synapses, 1)
+
+
+def _fan_out_csr(label: str, weights, dtype) -> sp.csr_matrix:
+    """(n_source, n_target) CSR with sorted indices; a new matrix (never the caller's arrays)."""
+    if sp.issparse(weights):
+        if weights.ndim != 2:
+            raise AtomsparkError(f"{label} weights: expected a 2-D matrix")
+        fan_out = weights.T.tocsr(copy=True)
+        if fan_out.dtype != dtype:
+            if fan_out.dtype.kind not in "biuf":
+                raise AtomsparkError(f"{label} weights: expected real numbers, got {fan_out.dtype}")
+            fan_out.data = fan_out.data.astype(dtype)
+    else:  # the synapses are the nonzero entries at full precision, whatever the storage dtype
+        fan_out = sp.csr_matrix(as_finite_array(f"{label} weights", weights, ndim=2).T)
+    fan_out.sort_indices()
+    return fan_out
+
+
+def _read_delays(label, delays, shape, indptr, indices) -> tuple[int | None, np.ndarray]:
+    """(uniform delay or None, per-synapse delays): a zero-stride view when uniform, else the
+    narrowest unsigned array that holds them."""
+    n_syn = indices.size
     if np.isscalar(delays):
-        d = require_int(f"{label} delays", delays)
-        out = np.full(tgt.size, d, dtype=np.int64)
+        vals = None
+        uniform = require_int(f"{label} delays", delays)
+        low = uniform
     else:
+        src = np.repeat(np.arange(shape[1], dtype=np.int64), np.diff(indptr))
         if sp.issparse(delays):
             mat = sp.csr_matrix(delays)
             if mat.shape != shape:
                 raise AtomsparkError(f"{label} delays: expected shape {shape}, got {mat.shape}")
-            vals = np.asarray(mat[tgt, src]).ravel()
+            vals = np.asarray(mat[indices, src]).ravel()
         else:
             arr = as_finite_array(f"{label} delays", delays, ndim=2)
             if arr.shape != shape:
                 raise AtomsparkError(f"{label} delays: expected shape {shape}, got {arr.shape}")
-            vals = arr[tgt, src]
+            vals = arr[indices, src]
         if np.any(vals != np.round(vals)):
             raise AtomsparkError(f"{label} delays: must be integers")
-        out = np.asarray(vals, dtype=np.int64)
-    if out.size and out.min() < 1:
+        low = int(vals.min()) if n_syn else 1
+        uniform = low if n_syn == 0 or np.all(vals == vals[0]) else None
+    if low < 1:
         raise AtomsparkError(
             f"{label} delays: must be >= 1 step (events arrive the step after emission at the "
-            f"earliest), got minimum {int(out.min())}"
+            f"earliest), got minimum {low}"
         )
-    return out
+    high = uniform if uniform is not None else int(vals.max())
+    for dt in DELAY_DTYPES:
+        if high <= np.iinfo(dt).max:
+            break
+    else:
+        raise AtomsparkError(f"{label} delays: must be < 2**32 steps, got {high}")
+    if uniform is not None:
+        return uniform, np.broadcast_to(np.array(uniform, dtype=dt), (n_syn,))
+    return None, np.ascontiguousarray(vals, dtype=dt)
+
+
+def weight_storage_dtype(pop: Population, data: np.ndarray):
+    """The dtype a projection into `pop` stores its weights in: the population's float dtype, or
+    for fixed point the narrowest of int8/int16/int32 that holds the integer mantissas."""
+    if not pop.is_fixed_point:
+        return np.dtype(FLOAT_DTYPES[pop.params.dtype])
+    peak = float(np.abs(data).max(initial=0))
+    for dt in (np.int8, np.int16, np.int32):
+        if peak <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)  # rejected by Graph (scaled weights must fit 32 bits)
 
 
 class Graph:
-    """Populations plus projections, checked for consistency; ring_length defaults to max delay+1."""
+    """Populations plus projections, checked for consistency; ring_length defaults to max delay+1.
+
+    Each projection is re-stored with its weights in the target's arithmetic (see
+    `weight_storage_dtype`), so `graph.projections[i]` may be a new Projection sharing the
+    given one's index and delay arrays."""
 
     def __init__(
         self,
@@ -157,7 +270,7 @@ class Graph:
             raise AtomsparkError(f"populations: names must be unique, got {names}")
         self.index = {n: i for i, n in enumerate(names)}
         max_delay = 1
-        for proj in self.projections:
+        for j, proj in enumerate(self.projections):
             if not isinstance(proj, Projection):
                 raise AtomsparkError(f"projections: expected Projection, got {type(proj).__name__}")
             label = f"projection {proj.source}->{proj.target}"
@@ -191,8 +304,11 @@ class Graph:
                     lava_weight_mantissas(label, proj.data)
             elif proj.weight_exp != 0:
                 raise AtomsparkError(f"{label} weight_exp: only for fixed-point targets")
-            if proj.delay.size:
+            if proj.uniform_delay is not None:
+                max_delay = max(max_delay, proj.uniform_delay)
+            elif proj.delay.size:
                 max_delay = max(max_delay, int(proj.delay.max()))
+            self.projections[j] = proj.with_weight_dtype(weight_storage_dtype(tgt, proj.data))
         if ring_length is None:
             ring_length = max_delay + 1
         self.ring_length = require_int("ring_length", ring_length, minimum=2)

@@ -1,9 +1,9 @@
-"""Numba kernels of the event-driven engine: input collection, unit updates, event fan-out.
+"""Numba kernels of the event-driven engine: input collection and unit updates.
 
 Per population and step the engine calls one update kernel and then one fan-out kernel per
-outgoing projection. Ring buffers are indexed by delivery step modulo the ring length; each slot
-keeps a list of the units it touched, so a step only visits units that received input or are
-still pending (nonzero state or changed last step).
+outgoing projection (kernels_fanout.py). Ring buffers are indexed by delivery step modulo the
+ring length; each slot keeps a list of the units it touched, so a step only visits units that
+received input or are still pending (nonzero state or changed last step).
 """
 
 from __future__ import annotations
@@ -38,29 +38,6 @@ def add_input(slot, values, ring_ch, tflag, tidx, tcount):
                 tflag[slot, i] = 1
                 tidx[slot, tcount[slot]] = i
                 tcount[slot] += 1
-
-
-@njit(cache=True)
-def fan_out(
-    emit_idx, emit_val, n_emit, indptr, indices, data, delay, step, ring_ch, tflag, tidx, tcount
-):
-    """Deliver each emitted (unit, value) event along its synapses into the delivery-step slots;
-    returns the number of synaptic operations."""
-    n_slots = ring_ch.shape[0]
-    synops = 0
-    for e in range(n_emit):
-        s = emit_idx[e]
-        val = emit_val[e]
-        for k in range(indptr[s], indptr[s + 1]):
-            slot = (step + delay[k]) % n_slots
-            t = indices[k]
-            ring_ch[slot, t] += data[k] * val
-            if tflag[slot, t] == 0:
-                tflag[slot, t] = 1
-                tidx[slot, tcount[slot]] = t
-                tcount[slot] += 1
-        synops += indptr[s + 1] - indptr[s]
-    return synops
 
 
 @njit(cache=True)
