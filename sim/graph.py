@@ -98,7 +98,8 @@ class Projection:
         dt = WEIGHT_DTYPES[self.dtype or "float64"]
         fan_out = _fan_out_csr(label, self.weights, dt)
         n_src, n_tgt = fan_out.shape
-        data = np.ascontiguousarray(fan_out.data, dtype=dt)
+        with np.errstate(over="ignore"):  # out-of-range values become inf: reported below
+            data = np.ascontiguousarray(fan_out.data, dtype=dt)
         if not np.all(np.isfinite(data)):
             raise AtomsparkError(
                 f"{label} weights: contain NaN or Inf (or values beyond the {np.dtype(dt)} range)"
@@ -142,7 +143,8 @@ class Projection:
         dtype = np.dtype(dtype)
         if self.data.dtype == dtype:
             return self
-        data = self.data.astype(dtype)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            data = self.data.astype(dtype)
         if dtype.kind == "f" and not np.all(np.isfinite(data)):
             raise AtomsparkError(
                 f"projection {self.source}->{self.target} weights: beyond the {dtype} range"
@@ -189,7 +191,8 @@ def _fan_out_csr(label: str, weights, dtype) -> sp.csr_matrix:
         if fan_out.dtype != dtype:
             if fan_out.dtype.kind not in "biuf":
                 raise AtomsparkError(f"{label} weights: expected real numbers, got {fan_out.dtype}")
-            fan_out.data = fan_out.data.astype(dtype)
+            with np.errstate(over="ignore"):  # out-of-range values become inf: reported later
+                fan_out.data = fan_out.data.astype(dtype)
     else:  # the synapses are the nonzero entries at full precision, whatever the storage dtype
         fan_out = sp.csr_matrix(as_finite_array(f"{label} weights", weights, ndim=2).T)
     fan_out.sort_indices()
@@ -241,9 +244,9 @@ def weight_storage_dtype(pop: Population, data: np.ndarray):
     for fixed point the narrowest of int8/int16/int32 that holds the integer mantissas."""
     if not pop.is_fixed_point:
         return np.dtype(FLOAT_DTYPES[pop.params.dtype])
-    peak = float(np.abs(data).max(initial=0))
+    low, high = float(data.min(initial=0)), float(data.max(initial=0))
     for dt in (np.int8, np.int16, np.int32):
-        if peak <= np.iinfo(dt).max:
+        if np.iinfo(dt).min <= low and high <= np.iinfo(dt).max:
             return np.dtype(dt)
     return np.dtype(np.int64)  # rejected by Graph (scaled weights must fit 32 bits)
 
