@@ -132,3 +132,70 @@ def test_rsgn_defaults_beat_chance(tmp_path):
     result = train({"task": "rsgn-sequence", "epochs": 6}, tmp_path, progress=False)
     chance = 1.0 / cfg["data"]["n_classes"]
     assert result.final_metrics["accuracy"] >= chance + 0.25
+
+
+@pytest.mark.parametrize(
+    "name, n_params", [("rsgn-paper-hierarchical", 41_672), ("rsgn-paper-long-range", 40_382)]
+)
+def test_paper_configs_build_the_papers_parameter_counts(name, n_params):
+    # The paper's parameter counts follow from N 256, dim 3, d_hidden 128, d_in 32, rank 32 and
+    # 20 / 10 classes; a wrong size anywhere in the config (or the module) changes the count.
+    from atomspark.networks.torch_path.training import build_model
+    from atomspark.scenarios.cli import builtin_config
+
+    cfg = load_config(builtin_config(name))
+    assert cfg["epochs"] == 50 and cfg["batch_size"] == 64 and cfg["optimizer"]["lr"] == 1e-3
+    extra = {"n_classes": cfg["data"]["n_classes"]}
+    module = build_model(cfg, cfg["data"]["dim"], extra, "cpu", torch.float32)
+    assert sum(p.numel() for p in module.parameters()) == n_params
+
+
+def test_paper_sparse_config_keeps_k_nearest_edges_per_node():
+    from atomspark.networks.torch_path.training import build_model
+    from atomspark.scenarios.cli import builtin_config
+
+    cfg = load_config(builtin_config("rsgn-paper-sparse-hierarchical"))
+    module = build_model(cfg, 32, {"n_classes": 20}, "cpu", torch.float32)
+    out_degree = torch.bincount(module.edge_rows, minlength=256)
+    assert module.config.mode == "sparse" and torch.all(out_degree == 16)
+    assert module.config.threshold_bounds[1] > 0.99  # homeostasis may pass the released cap
+
+
+def test_final_metrics_report_the_best_validation_epoch(tmp_path):
+    cfg = json.loads(json.dumps(RSGN))
+    cfg["epochs"] = 3
+    result = train(cfg, tmp_path, progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in rows if r["type"] == "eval"]
+    accs = [r["accuracy"] for r in evals]
+    best = int(np.argmax(accs))  # first epoch reaching the maximum
+    written = json.loads((tmp_path / "final_metrics.json").read_text())
+    assert written == result.final_metrics
+    assert written["best_accuracy"] == max(accs) and written["best_epoch"] == evals[best]["epoch"]
+    assert written["best_activity"] == evals[best]["activity"]
+    assert written["accuracy"] == evals[-1]["accuracy"]  # the last epoch's figures stay
+
+
+def test_best_validation_reads_the_log(tmp_path):
+    from atomspark.networks.torch_path.training import best_validation
+
+    log = tmp_path / "metrics.jsonl"
+    rows = [
+        {"type": "step", "step": 1, "epoch": 0, "accuracy": 0.9, "activity": 1.0},
+        {"type": "eval", "step": 1, "epoch": 1, "accuracy": 0.2, "activity": 0.5},
+        {"type": "eval", "step": 2, "epoch": 2, "accuracy": 0.4, "activity": 0.3},
+        {"type": "eval", "step": 3, "epoch": 3, "accuracy": 0.4, "activity": 0.1},
+    ]
+    log.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    # training-batch rows are ignored; a tie goes to the earlier epoch
+    assert best_validation(log) == {"best_accuracy": 0.4, "best_epoch": 2, "best_activity": 0.3}
+    log.write_text(json.dumps(rows[0]) + "\n")
+    assert best_validation(log) == {}
+
+
+def test_validated_config_validates_again():
+    cfg = validate_config({"task": "rsgn-sequence", "model": {"mode": "sparse", "k_nearest": 4}})
+    assert cfg["model"]["radius"] is None and cfg["epochs"] == 10
+    assert validate_config(cfg) == cfg
+    with pytest.raises(AtomsparkError, match="'model.n_nodes'"):
+        validate_config({"task": "rsgn-sequence", "model": {"n_nodes": None}})

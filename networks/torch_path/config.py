@@ -126,7 +126,9 @@ DATA_DEFAULTS = {
 }
 
 
-def _check(key: str, value, types) -> None:
+def _check(key: str, value, types, default=None) -> None:
+    if value is None and default is None:
+        return  # an optional key left unset (validate_config's own output validates again)
     types = types if isinstance(types, tuple) else (types,)
     if isinstance(value, bool) and bool not in types:
         raise AtomsparkError(f"config key {key!r}: expected {_names(types)}, got a boolean")
@@ -155,11 +157,11 @@ def validate_config(raw: dict) -> dict:
                     raise AtomsparkError(
                         f"config key '{key}.{sub}': unknown (allowed: {sorted(_SECTIONS[key])})"
                     )
-                _check(f"{key}.{sub}", v, _SECTIONS[key][sub][0])
+                _check(f"{key}.{sub}", v, *_SECTIONS[key][sub])
                 section[sub] = v
             out[key] = section
         elif key in _TOP:
-            _check(key, value, _TOP[key][0])
+            _check(key, value, *_TOP[key])
             out[key] = value
         else:
             raise AtomsparkError(
@@ -170,7 +172,8 @@ def validate_config(raw: dict) -> dict:
     if out["task"] not in TASKS:
         raise AtomsparkError(f"config key 'task': must be one of {TASKS}, got {out['task']!r}")
     for key, (_, default) in _TOP.items():
-        out.setdefault(key, TASK_DEFAULTS[out["task"]].get(key, default))
+        if out.get(key) is None:
+            out[key] = TASK_DEFAULTS[out["task"]].get(key, default)
     for name, fields in _SECTIONS.items():
         section = out.setdefault(name, {})
         for key, (_, default) in fields.items():

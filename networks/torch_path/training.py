@@ -12,7 +12,9 @@ Defaults (config.py TASK_DEFAULTS and sections) are tuned so that both built-in 
 Checkpoints (checkpoint.pt, every `checkpoint_every` steps and at the end) hold the model,
 optimiser, scheduler, torch and NumPy RNG states, the epoch's data order and position and the
 reward baseline, so that a resumed CPU run is bit-identical to an uninterrupted one.
-Outputs in out_dir: metrics.jsonl, metrics.png, checkpoint.pt, model.npz (NumPy model file).
+Outputs in out_dir: metrics.jsonl, metrics.png, checkpoint.pt, model.npz (NumPy model file),
+final_metrics.json (last validation metrics plus the best validation epoch: best_accuracy,
+best_epoch, best_activity).
 """
 
 from __future__ import annotations
@@ -190,6 +192,22 @@ def _progress(step: int, total: int, metrics: dict) -> None:
     if step >= total:
         sys.stderr.write("\n")
     sys.stderr.flush()
+
+
+def best_validation(metrics_path: Path) -> dict:
+    """The epoch with the highest validation accuracy in metrics.jsonl (the figure the RSGN paper
+    reports): best_accuracy, best_epoch and that epoch's activity; {} if nothing was evaluated.
+    Read from the log so that a resumed run counts the epochs before the interruption."""
+    rows = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    evals = [r for r in rows if r["type"] == "eval"]
+    if not evals:
+        return {}
+    best = max(evals, key=lambda r: (r["accuracy"], -r["epoch"]))
+    return {
+        "best_accuracy": best["accuracy"],
+        "best_epoch": best["epoch"],
+        "best_activity": best["activity"],
+    }
 
 
 def plot_metrics(metrics_path: Path, png_path: Path) -> None:
@@ -475,6 +493,7 @@ def train(
     checkpoint()
     if ev is None:  # resumed a run that had already finished: evaluate the model as it is
         ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
+    ev = {**ev, **best_validation(metrics_path)}
     plot_metrics(metrics_path, out / "metrics.png")
     _export(module, task, out / "model.npz")
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
