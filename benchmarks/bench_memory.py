@@ -1,10 +1,11 @@
 """Graph storage: bytes per synapse of the engine's projections, and peak memory of large graphs.
 
-Bytes per synapse = (indptr + indices + data + delay).nbytes / synapses of a built Projection,
-as stored today (sim/graph.py), next to the size a compact layout would need (int32 indices,
-float32 weights, uint8 delays). Peak memory: each size is built in a fresh subprocess (one LIF
-population, one random projection with a fixed fan-in), stepped a few times, and its peak resident
-set (resource.getrusage ru_maxrss) reported, minus the interpreter + imports baseline.
+Bytes per synapse = Projection.stored_bytes (indptr + indices + weights + delays actually held;
+a projection with one delay for all synapses stores it as a scalar) / synapses, for float32 and
+float64 graphs. Peak memory: each case is built in a fresh subprocess (one LIF population of that
+dtype, one random projection with a fixed fan-in and delay 1; the input matrix is made directly in
+the storage layout and freed after the build), stepped 3 times; reported are the peak resident set
+(ru_maxrss) and the resident set after the run, both minus the interpreter + imports baseline.
 """
 
 from __future__ import annotations
@@ -21,34 +22,40 @@ import numpy as np, scipy.sparse as sp
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFParams
-n, fan_in = int(sys.argv[1]), int(sys.argv[2])
+
+def rss():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * resource.getpagesize()
+
+n, fan_in, dtype = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 rng = np.random.default_rng(0)
 t0 = time.perf_counter()
 nnz = n * fan_in
 cols = rng.integers(0, n, nnz, dtype=np.int32)
-w = sp.csr_matrix((np.full(nnz, 0.01), cols, np.arange(0, nnz + 1, fan_in, dtype=np.int64)),
+w = sp.csr_matrix((np.full(nnz, 0.01, dtype), cols, np.arange(0, nnz + 1, fan_in, dtype=np.int32)),
                   shape=(n, n))
 del cols
-proj = Projection("p", "p", w, delays=1)
+proj = Projection("p", "p", w, delays=1, dtype=dtype)
 del w
-params = LIFParams(du=0.1, dv=0.1, vth=1.0, v_init=rng.uniform(0.0, 1.2, n))
+params = LIFParams(du=0.1, dv=0.1, vth=1.0, v_init=rng.uniform(0.0, 1.2, n), dtype=dtype)
 graph = Graph([Population("p", n, params)], [proj])
+del proj
 build_s = time.perf_counter() - t0
-stored = {k: int(getattr(proj, k).nbytes) for k in ("indptr", "indices", "data", "delay")}
+stored = graph.projections[0].stored_bytes
 t0 = time.perf_counter()
 prof = Engine(graph).run(3)
 run_s = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"units": n, "synapses": proj.n_synapses, "stored_bytes": stored,
-                  "baseline_rss": base, "peak_rss": peak, "build_s": build_s, "run3_s": run_s,
-                  "synops": int(prof.synops.sum())}))
+print(json.dumps({"units": n, "synapses": graph.projections[0].n_synapses, "stored_bytes": stored,
+                  "baseline_rss": base, "peak_rss": peak, "final_rss": rss(), "build_s": build_s,
+                  "run3_s": run_s, "synops": int(prof.synops.sum())}))
 """
 
 
-def measure(n: int, fan_in: int) -> dict:
+def measure(n: int, fan_in: int, dtype: str) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(n), str(fan_in)],
+        [sys.executable, "-c", CHILD, str(n), str(fan_in), dtype],
         capture_output=True,
         text=True,
         check=True,
@@ -56,16 +63,16 @@ def measure(n: int, fan_in: int) -> dict:
     res = json.loads(out.stdout.strip().splitlines()[-1])
     syn = res["synapses"]
     stored = sum(res["stored_bytes"].values())
-    compact = syn * (4 + 4 + 1) + (n + 1) * 8
     return {
+        "dtype": dtype,
         "units": n,
         "synapses": syn,
         "bytes_per_synapse": stored / syn,
-        "compact_bytes_per_synapse": compact / syn,
         "stored_MiB": stored / 2**20,
         "peak_rss_MiB": res["peak_rss"] / 2**20,
         "peak_minus_baseline_MiB": (res["peak_rss"] - res["baseline_rss"]) / 2**20,
         "peak_bytes_per_synapse": (res["peak_rss"] - res["baseline_rss"]) / syn,
+        "resident_after_run_MiB": (res["final_rss"] - res["baseline_rss"]) / 2**20,
         "build_s": res["build_s"],
         "engine_3_steps_s": res["run3_s"],
         "synops_3_steps": res["synops"],
@@ -91,14 +98,18 @@ def main() -> None:
     )
     rows, skipped = [], []
     for n, fan_in in sizes:
-        need = n * fan_in * 100  # generous estimate of the build's transient peak
-        if need > 0.6 * available_bytes():
-            skipped.append({"units": n, "synapses": n * fan_in, "reason": "not enough free memory"})
-            print(f"skip {n} units x {fan_in}: needs ~{need / 2**30:.1f} GiB")
-            continue
-        rows.append(measure(n, fan_in))
-        print(harness.format_table(rows[-1:], [k for k in rows[-1] if k != "stored_breakdown"]))
-    print(f"stored per synapse: {rows[-1]['stored_breakdown']} (target <= 10 bytes/synapse)")
+        for dtype in ("float32", "float64"):
+            need = n * fan_in * (40 if dtype == "float64" else 32)  # build's transient peak
+            if need > 0.8 * available_bytes():
+                skipped.append(
+                    {"units": n, "synapses": n * fan_in, "dtype": dtype, "reason": "free memory"}
+                )
+                print(f"skip {n} units x {fan_in} ({dtype}): needs ~{need / 2**30:.1f} GiB")
+                continue
+            rows.append(measure(n, fan_in, dtype))
+            print(harness.format_table(rows[-1:], [k for k in rows[-1] if k != "stored_breakdown"]))
+    for r in rows[-2:]:
+        print(f"stored per synapse ({r['dtype']}): {r['stored_breakdown']} (target <= 10 B)")
     harness.write_result(
         args.out, "memory", {"quick": args.quick, "rows": rows, "skipped": skipped}
     )
