@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,16 +62,28 @@ def builtin_config(name_or_path: str) -> str:
     )
 
 
+def require_torch(command: str) -> None:
+    """Name the missing dependency instead of failing on an import deep inside."""
+    if importlib.util.find_spec("torch") is None:
+        raise AtomsparkError(
+            f"{command} needs PyTorch, which this environment lacks: use .venv/bin/atomspark "
+            "(created by tools/setup.sh)"
+        )
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
+    config = builtin_config(args.config)
+    require_torch("train")
     from atomspark.networks.torch_path.training import train
 
-    result = train(builtin_config(args.config), args.out, resume=args.resume)
+    result = train(config, args.out, resume=args.resume)
     print(f"[train] {result.steps} steps; final metrics {result.final_metrics}")
     print(f"[train] model written to {result.model_path} (loadable by profile/export/compare)")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    require_torch("compare")
     from atomspark.scenarios.compare import compare
 
     data = args.data
