@@ -124,12 +124,17 @@ def place_units(
     graph: Graph,
     hw: NeuromorphicHardware,
     unit_events: np.ndarray | None = None,
-    strategy: str = "partition",
+    strategy: str = "auto",
     positions: np.ndarray | None = None,
 ) -> tuple[Placement, sp.csr_matrix]:
     """Place the graph's units; vector units keep their w compartments together on one core.
 
-    Returns the compartment-level placement and adjacency (kron(A, I_w) for width w)."""
+    Returns the compartment-level placement and adjacency (kron(A, I_w) for width w).
+    strategy "auto": "locality" when unit positions are given (RSGN's hyperbolic coordinates;
+    on geometric graphs it beat Kernighan-Lin in traffic and time, docs/performance.md §6),
+    else "partition"."""
+    if strategy == "auto":
+        strategy = "locality" if positions is not None else "partition"
     adjacency = graph.unit_adjacency()
     w = unit_width(graph)
     if w == 1:
@@ -194,7 +199,7 @@ def compare_costs(
     dense: str | DenseHardware = "h100",
     n_samples: int = 1,
     batch: int = 1,
-    strategy: str = "partition",
+    strategy: str = "auto",
     positions: np.ndarray | None = None,
     precision: str = "fp32",
 ) -> CostComparison:

@@ -176,9 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument("--steps", type=int, default=None, help="engine steps per VN sample")
     prof.add_argument(
         "--strategy",
-        default="partition",
-        choices=["partition", "sequential", "locality"],
-        help="core placement",
+        default="auto",
+        choices=["auto", "partition", "sequential", "locality"],
+        help="core placement (auto: locality for RSGN positions, else partition)",
     )
     prof.add_argument("--out", default="results/profile")
     prof.set_defaults(func=_cmd_profile)

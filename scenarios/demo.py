@@ -188,7 +188,12 @@ def run_demo(
     }
     for mode, run in rsgn_runs.items():
         costs[f"RSGN {mode}"] = compare_costs(
-            run.graph, run.profile, hardware, gpu, n_samples=run.n_samples
+            run.graph,
+            run.profile,
+            hardware,
+            gpu,
+            n_samples=run.n_samples,
+            positions=run.positions,
         )
     batched = {
         name: price_dense(

@@ -50,7 +50,7 @@ def profile_model(
     hardware: str = "loihi2",
     gpu: str = "h100",
     steps: int | None = None,
-    strategy: str = "partition",
+    strategy: str = "auto",
     log: Callable[[str], None] = print,
 ) -> dict:
     """Profile `model_path` on `inputs` and write profile.json, costs.json and PNGs to `out`."""
