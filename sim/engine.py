@@ -10,12 +10,14 @@ Python loops over steps and populations only; all per-unit and per-event work is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from atomspark.sim import fixed_point as fx
 from atomspark.sim import kernels as k
 from atomspark.sim import kernels_fanout as kf
+from atomspark.sim import kernels_lif as kl
 from atomspark.sim import kernels_rsgn as kr
 from atomspark.sim import kernels_vn_fixed as kvf
 from atomspark.sim.graph import Graph, Population
@@ -24,7 +26,15 @@ from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
 from atomspark.sim.units_rsgn import RSGNNodeParams
 from atomspark.sim.units_vn import VNParams
 from atomspark.sim.units_vn_fixed import VNFixedParams
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
+from atomspark.sim.validation import (
+    AtomsparkError,
+    as_finite_array,
+    require_int,
+    require_positive,
+)
+
+DENSE_FRACTION = 0.25  # measured crossover of the LIF sweeps (docs/performance.md): ~0.2-0.3
+_NEVER = 2**62
 
 
 @dataclass
@@ -36,7 +46,7 @@ class PopulationBuffers:
     tidx: np.ndarray  # (ring_length, size) units touched per slot
     tcount: np.ndarray  # (ring_length,)
     pend: np.ndarray  # (size,) units to update next step regardless of input
-    pcount: np.ndarray  # (1,)
+    pcount: np.ndarray  # (2,): pending count; 1 when the list is stale (after a dense sweep)
     work: np.ndarray  # (size,) scratch list of units updated this step
     emit_idx: np.ndarray  # (size,)
     emit_val: np.ndarray  # (size,) payload of each emitted event
@@ -60,10 +70,22 @@ class Outgoing:
 class Engine:
     """Runs a Graph; state (per population dict of arrays) persists across calls to run()."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, dense_fraction: float | None = DENSE_FRACTION) -> None:
+        """dense_fraction: a LIF population sweeps all its units in index order (no list
+        bookkeeping) when touched + pending units >= this fraction of its size; 0 = always,
+        None = never. The results are the same either way (kernels_lif.py); only speed differs."""
         if not isinstance(graph, Graph):
             raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
+        if dense_fraction is not None:
+            dense_fraction = float(require_positive("dense_fraction", dense_fraction, True))
+            if dense_fraction > 1:
+                raise AtomsparkError(f"dense_fraction: must lie in [0, 1], got {dense_fraction}")
         self.graph = graph
+        self.dense_fraction = dense_fraction
+        self._dense_min = [
+            _NEVER if dense_fraction is None else int(np.ceil(dense_fraction * p.size))
+            for p in graph.populations
+        ]
         self.t = 0
         self.state: dict[str, dict[str, np.ndarray]] = {}
         self.buffers: list[PopulationBuffers] = []
@@ -106,7 +128,7 @@ class Engine:
             tidx=np.zeros((ring_length, n), np.int64),
             tcount=np.zeros(ring_length, np.int64),
             pend=pend,
-            pcount=np.array([idx.size], np.int64),
+            pcount=np.array([idx.size, 0], np.int64),  # [count, 1 when the list is stale]
             work=np.zeros(n, np.int64),
             emit_idx=np.zeros(n, np.int64),
             emit_val=np.zeros((n,) + tail, dt),
@@ -181,24 +203,38 @@ class Engine:
             )
         log: dict[str, list] = {p.name: [] for p in g.populations} if record_events else {}
         R = g.ring_length
+        n_pop = len(g.populations)
+        bufs = self.buffers
+        updates = [self._bind_update(p) for p in range(n_pop)]
+        fans = [[self._bind_fan_out(p, out, R) for out in self._outgoing[p]] for p in range(n_pop)]
+        payload_bits = [pop.params.payload_bits for pop in g.populations]
+        names = [pop.name for pop in g.populations]
         for step in range(steps):
-            slot = self.t % R
-            for p, pop in enumerate(g.populations):
-                buf = self.buffers[p]
+            t = self.t
+            slot = t % R
+            for p in range(n_pop):
+                buf = bufs[p]
                 if p in ext:
                     k.add_input(slot, ext[p][step], buf.ring[0], buf.tflag, buf.tidx, buf.tcount)
-                self._update(p, pop, buf, slot, prof, step)
-            for p, pop in enumerate(g.populations):
-                buf = self.buffers[p]
-                if buf.n_emit == 0:
+                n_upd, buf.n_emit, active, wraps, clips = updates[p](slot)
+                prof.updates[step, p] = n_upd
+                prof.active[step, p] = active
+                if wraps or clips:
+                    prof.wraps[step, p] = wraps
+                    prof.clips[step, p] = clips
+            for p in range(n_pop):
+                n_emit = bufs[p].n_emit
+                if n_emit == 0:
                     continue
-                k.count_events(buf.emit_idx, buf.n_emit, self._unit_events[p])
+                k.count_events(bufs[p].emit_idx, n_emit, self._unit_events[p])
                 if record_events:
-                    log[pop.name].append((step, buf.emit_idx[: buf.n_emit].copy()))
-                prof.events[step, p] = buf.n_emit
-                prof.payload_bits[step, p] = buf.n_emit * pop.params.payload_bits
-                for out in self._outgoing[p]:
-                    prof.synops[step, p] += self._fan_out(buf, out, R)
+                    log[names[p]].append((step, bufs[p].emit_idx[:n_emit].copy()))
+                prof.events[step, p] = n_emit
+                prof.payload_bits[step, p] = n_emit * payload_bits[p]
+                synops = 0
+                for fan in fans[p]:
+                    synops += fan(n_emit, t)
+                prof.synops[step, p] = synops
             for (name, var), trace in self.traces.items():
                 trace[step] = self.state[name][var]
             self.t += 1
@@ -211,6 +247,31 @@ class Engine:
             for name, entries in log.items()
         }
         return prof
+
+    def _bind_fan_out(self, p: int, out: Outgoing, R: int) -> Callable[[int, int], int]:
+        """One projection's fan-out kernel with its arrays bound once per run: a call with the
+        number of emitted events and the current step delivers them and returns synaptic ops."""
+        buf, tb = self.buffers[p], self.buffers[out.target]
+        src = (buf.emit_idx, buf.emit_val)
+        csr = (out.indptr, out.indices, out.data)
+        if buf.emit_val.ndim == 2 or out.uniform_delay is None:
+            kernel = kr.fan_out_vector if buf.emit_val.ndim == 2 else kf.fan_out
+            tail = (tb.ring[out.channel], tb.tflag, tb.tidx, tb.tcount)
+
+            def fan(n_emit: int, t: int) -> int:
+                return kernel(*src, n_emit, *csr, out.delay, t, *tail)
+
+            return fan
+        delay, tcount, full = out.uniform_delay, tb.tcount, out.full_rows
+        # per delivery slot: that slot's accumulator, touched flags and touched list (views)
+        views = [(tb.ring[out.channel, s], tb.tflag[s], tb.tidx[s]) for s in range(R)]
+
+        def fan_uniform(n_emit: int, t: int) -> int:
+            slot = (t + delay) % R
+            acc, flag, tidx = views[slot]
+            return kf.fan_out_uniform(*src, n_emit, *csr, full, acc, flag, tidx, tcount, slot)
+
+        return fan_uniform
 
     def _fan_out(self, buf: PopulationBuffers, out: Outgoing, R: int) -> int:
         """Deliver the population's emitted events along one projection; returns synaptic ops."""
@@ -232,103 +293,64 @@ class Engine:
             slot,
         )  # fmt: skip
 
-    def _update(
-        self, p: int, pop: Population, buf: PopulationBuffers, slot: int, prof: Profile, step: int
-    ) -> None:
-        st, par = self.state[pop.name], pop.params
-        common = (slot, buf.ring, buf.tflag, buf.tidx, buf.tcount, buf.pend, buf.pcount, buf.work)
+    def _bind_update(self, p: int) -> Callable[[int], tuple[int, int, int, int, int]]:
+        """The population's update kernel with its arrays bound once per run: a call with the
+        ring slot returns (updates, events, active units, wraps, clips)."""
+        pop = self.graph.populations[p]
+        st, par, buf = self.state[pop.name], pop.params, self.buffers[p]
+        common = (buf.ring, buf.tflag, buf.tidx, buf.tcount, buf.pend, buf.pcount, buf.work)
+        emit = (buf.emit_idx, buf.emit_val)
+        pcount, nnz, dense_min = buf.pcount, self.nnz[p], self._dense_min[p]
         if isinstance(par, VNParams):
             dt = FLOAT_DTYPES[par.dtype]
-            n_upd, n_emit = k.vn_step(
-                *common,
-                st["g"],
-                st["g_sent"],
-                st["c"],
-                st["drive"],
-                st["thresh"],
-                dt(par.eta),
-                dt(par.event_threshold),
-                int(par.topk or 0),
-                self.nnz[p],
-                buf.emit_idx,
-                buf.emit_val,
-            )
-            active = int(self.nnz[p][0])
+            args = common + (st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"],
+                             dt(par.eta), dt(par.event_threshold), int(par.topk or 0), nnz) + emit  # fmt: skip
+
+            def update(slot: int) -> tuple[int, int, int, int, int]:
+                n_upd, n_emit = k.vn_step(slot, *args)
+                return n_upd, n_emit, int(nnz[0]), 0, 0
+
         elif isinstance(par, LIFParams):
             dt = FLOAT_DTYPES[par.dtype]
             consts = np.array(
                 [1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt
             )
-            n_upd, n_emit = k.lif_float_step(
-                *common,
-                st["u"],
-                st["u2"],
-                st["v"],
-                st["refr"],
-                st["bias"],
-                consts,
-                int(par.refractory),
-                buf.emit_idx,
-                buf.emit_val,
-            )
-            active = int(buf.pcount[0])
+            args = common + (st["u"], st["u2"], st["v"], st["refr"], st["bias"], consts,
+                             int(par.refractory), dense_min) + emit  # fmt: skip
+
+            def update(slot: int) -> tuple[int, int, int, int, int]:
+                n_upd, n_emit = kl.lif_float_step(slot, *args)
+                return n_upd, n_emit, int(pcount[0]), 0, 0
+
         elif isinstance(par, LIFFixedParams):
-            n_upd, n_emit, wraps, clips = k.lif_fixed_step(
-                *common,
-                st["u"],
-                st["v"],
-                st["bias"],
-                int(par.du),
-                int(par.dv),
-                int(par.vth) << fx.VTH_SHIFT,
-                buf.emit_idx,
-                buf.emit_val,
-            )
-            prof.wraps[step, p] = wraps
-            prof.clips[step, p] = clips
-            active = int(buf.pcount[0])
+            args = common + (st["u"], st["v"], st["bias"], int(par.du), int(par.dv),
+                             int(par.vth) << fx.VTH_SHIFT, dense_min) + emit  # fmt: skip
+
+            def update(slot: int) -> tuple[int, int, int, int, int]:
+                n_upd, n_emit, wraps, clips = kl.lif_fixed_step(slot, *args)
+                return n_upd, n_emit, int(pcount[0]), wraps, clips
+
         elif isinstance(par, RSGNNodeParams):
             arr = par.kernel_arrays
-            n_upd, n_emit, active = kr.rsgn_step(
-                *common,
-                st["alpha"],
-                st["h"],
-                st["alpha_pre"],
-                st["pool_sum"],
-                st["pool_messages"],
-                st["ignited"],
-                arr.thresholds,
-                arr.w_h,
-                arr.b_h,
-                arr.ln_gain,
-                arr.ln_bias,
-                arr.pool_indptr,
-                arr.pool_indices,
-                arr.pool_size,
-                arr.consts,
+            args = common + (
+                st["alpha"], st["h"], st["alpha_pre"], st["pool_sum"], st["pool_messages"],
+                st["ignited"], arr.thresholds, arr.w_h, arr.b_h, arr.ln_gain, arr.ln_bias,
+                arr.pool_indptr, arr.pool_indices, arr.pool_size, arr.consts,
                 bool(par.event_rule),
-                buf.emit_idx,
-                buf.emit_val,
-            )
+            ) + emit  # fmt: skip
+
+            def update(slot: int) -> tuple[int, int, int, int, int]:
+                n_upd, n_emit, active = kr.rsgn_step(slot, *args)
+                return n_upd, n_emit, active, 0, 0
+
         elif isinstance(par, VNFixedParams):
-            n_upd, n_emit, wraps, clips = kvf.vn_fixed_kernel(
-                *common,
-                st["g"],
-                st["g_sent"],
-                st["c"],
-                st["drive"],
-                st["thresh"],
-                int(par.eta_mant),
-                int(par.eta_shift),
-                self.nnz[p],
-                buf.emit_idx,
-                buf.emit_val,
-            )
-            prof.wraps[step, p] = wraps
-            prof.clips[step, p] = clips
-            active = int(self.nnz[p][0])
+            args = common + (st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"],
+                             int(par.eta_mant), int(par.eta_shift), nnz) + emit  # fmt: skip
+
+            def update(slot: int) -> tuple[int, int, int, int, int]:
+                n_upd, n_emit, wraps, clips = kvf.vn_fixed_kernel(slot, *args)
+                return n_upd, n_emit, int(nnz[0]), wraps, clips
+
         else:  # pragma: no cover - Population validates the type
             raise AtomsparkError(f"{pop.name}: unsupported unit model")
-        buf.n_emit = n_emit
-        prof.updates[step, p] = n_upd
-        prof.active[step, p] = active
+        return update
