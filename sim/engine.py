@@ -4,8 +4,11 @@ Each step: (1) every population updates the units that received input for this s
 still pending, and lists the units that emit; (2) each projection fans those events out into the
 ring slot of their delivery step (delay >= 1, so the order of populations does not matter).
 Projections with one delay for all synapses (the common case) take kernels_fanout's uniform path:
-one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds.
-Python loops over steps and populations only; all per-unit and per-event work is in kernels.py.
+one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds. LIF
+populations sweep all their units in index order instead of walking the touched and pending
+lists when at least `dense_fraction` of them are busy (kernels_lif.py; same results).
+Python loops over steps and populations only, with every kernel's arrays bound once per run;
+all per-unit and per-event work is in the Numba kernels.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from atomspark.sim.validation import (
     require_positive,
 )
 
-DENSE_FRACTION = 0.25  # measured crossover of the LIF sweeps (docs/performance.md): ~0.2-0.3
+DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
 _NEVER = 2**62
 
 

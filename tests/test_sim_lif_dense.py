@@ -14,7 +14,7 @@ from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
 from atomspark.sim.validation import AtomsparkError
 
-MODES = (0.0, None, 0.25)  # always dense, always sparse, engine default-like switching
+MODES = (0.0, None, 0.15)  # always dense, always sparse, switching per step (the default)
 
 
 def _run(graph: Graph, steps: int, inputs: dict, dense_fraction):
