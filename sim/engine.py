@@ -277,24 +277,10 @@ class Engine:
         return fan_uniform
 
     def _fan_out(self, buf: PopulationBuffers, out: Outgoing, R: int) -> int:
-        """Deliver the population's emitted events along one projection; returns synaptic ops."""
-        tb = self.buffers[out.target]
-        if buf.emit_val.ndim == 2:  # vector payloads (RSGN)
-            return kr.fan_out_vector(
-                buf.emit_idx, buf.emit_val, buf.n_emit, out.indptr, out.indices, out.data,
-                out.delay, self.t, tb.ring[out.channel], tb.tflag, tb.tidx, tb.tcount,
-            )  # fmt: skip
-        if out.uniform_delay is None:
-            return kf.fan_out(
-                buf.emit_idx, buf.emit_val, buf.n_emit, out.indptr, out.indices, out.data,
-                out.delay, self.t, tb.ring[out.channel], tb.tflag, tb.tidx, tb.tcount,
-            )  # fmt: skip
-        slot = (self.t + out.uniform_delay) % R
-        return kf.fan_out_uniform(
-            buf.emit_idx, buf.emit_val, buf.n_emit, out.indptr, out.indices, out.data,
-            out.full_rows, tb.ring[out.channel, slot], tb.tflag[slot], tb.tidx[slot], tb.tcount,
-            slot,
-        )  # fmt: skip
+        """Deliver the population's emitted events along one projection now (one-off call of
+        the kernel run() binds); returns synaptic ops."""
+        p = next(i for i, b in enumerate(self.buffers) if b is buf)
+        return self._bind_fan_out(p, out, R)(buf.n_emit, self.t)
 
     def _bind_update(self, p: int) -> Callable[[int], tuple[int, int, int, int, int]]:
         """The population's update kernel with its arrays bound once per run: a call with the
