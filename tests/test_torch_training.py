@@ -129,7 +129,10 @@ def test_vn_defaults_recover_the_planted_dictionary(tmp_path):
 def test_rsgn_defaults_beat_chance(tmp_path):
     cfg = validate_config({"task": "rsgn-sequence"})
     assert cfg["epochs"] == 10 and cfg["optimizer"]["lr"] == 3e-3
-    result = train({"task": "rsgn-sequence", "epochs": 6}, tmp_path, progress=False)
+    # The long-range task (as in the built-in config): at this size the hierarchical task has too
+    # little data to learn in 6 epochs once the class cannot be read off the mean token.
+    config = {"task": "rsgn-sequence", "epochs": 6, "data": {"kind": "long-range"}}
+    result = train(config, tmp_path, progress=False)
     chance = 1.0 / cfg["data"]["n_classes"]
     assert result.final_metrics["accuracy"] >= chance + 0.25
 
