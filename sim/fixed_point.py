@@ -69,9 +69,16 @@ def lava_dense_weights(
     return sign * ((w >> shift) << shift)
 
 
+def wrap_signed(x, bits: int):
+    """Two's-complement wrap of int64 value(s) to `bits` bits. Plain enough for Numba too: the
+    kernels jit this same function, so engine and reference share one expression."""
+    half = np.int64(1) << np.int64(bits - 1)
+    return ((x + half) & ((half << np.int64(1)) - np.int64(1))) - half
+
+
 def wrap_int32(x: np.ndarray) -> np.ndarray:
     """Two's-complement wrap to 32 bits (what int32 numpy arithmetic does in Lava)."""
-    return ((np.asarray(x, np.int64) + 2**31) % 2**32) - 2**31
+    return wrap_signed(np.asarray(x, np.int64), 32)
 
 
 def decay(x: np.ndarray, d: int) -> np.ndarray:

@@ -1,15 +1,18 @@
 """Numba kernels of the event-driven engine: input collection and the VN atom update.
 
 Per population and step the engine calls one update kernel (LIF: kernels_lif.py) and then one
-fan-out kernel per outgoing projection (kernels_fanout.py). Ring buffers are indexed by delivery step modulo the
-ring length; each slot keeps a list of the units it touched, so a step only visits units that
+fan-out kernel per outgoing projection (kernels_fanout.py). Ring buffers are indexed by
+delivery step modulo the ring length; each slot keeps a list of the units it touched, so a step only visits units that
 received input or are still pending (nonzero state or changed last step).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from atomspark.sim.fixed_point import wrap_signed as _wrap_signed_py
 from numba import njit
+
+wrap_signed = njit(cache=True)(_wrap_signed_py)  # the fixed-point wrap, jitted for the kernels
 
 
 @njit(cache=True)
@@ -28,15 +31,21 @@ def _collect(slot, tflag, tidx, tcount, pend, pcount, work):
 
 
 @njit(cache=True)
+def mark_touched(tflag, tidx, tcount, slot, t):
+    """List unit t in a slot's touched list the first time it receives input in that slot."""
+    if tflag[slot, t] == 0:
+        tflag[slot, t] = 1
+        tidx[slot, tcount[slot]] = t
+        tcount[slot] += 1
+
+
+@njit(cache=True)
 def add_input(slot, values, ring_ch, tflag, tidx, tcount):
     """Add an external input vector to a ring slot (only its nonzero entries)."""
     for i in range(values.size):
         if values[i] != 0:
             ring_ch[slot, i] += values[i]
-            if tflag[slot, i] == 0:
-                tflag[slot, i] = 1
-                tidx[slot, tcount[slot]] = i
-                tcount[slot] += 1
+            mark_touched(tflag, tidx, tcount, slot, i)
 
 
 @njit(cache=True)

@@ -15,6 +15,7 @@ results; fastmath stays off (no reassociation, no fused multiply-add).
 
 from __future__ import annotations
 
+from atomspark.sim.kernels import mark_touched
 from numba import njit
 
 
@@ -104,9 +105,6 @@ def fan_out(
             slot = (step + delay[k]) % n_slots
             t = indices[k]
             ring_ch[slot, t] += data[k] * val
-            if tflag[slot, t] == 0:
-                tflag[slot, t] = 1
-                tidx[slot, tcount[slot]] = t
-                tcount[slot] += 1
+            mark_touched(tflag, tidx, tcount, slot, t)
         synops += indptr[s + 1] - indptr[s]
     return synops

@@ -16,7 +16,7 @@ A unit is pending exactly when its state is nonzero. The dense sweep only counts
 from __future__ import annotations
 
 from atomspark.sim import fixed_point as fx
-from atomspark.sim.kernels import _collect
+from atomspark.sim.kernels import _collect, wrap_signed
 from numba import njit
 
 
@@ -161,11 +161,6 @@ def _lif_float_dense(
 
 
 @njit(cache=True)
-def _wrap32(x):
-    return ((x + 2147483648) % 4294967296) - 2147483648
-
-
-@njit(cache=True)
 def _decay(x, d):
     p = x * (fx.DECAY_UNITY - d)
     if p >= 0:
@@ -176,11 +171,11 @@ def _decay(x, d):
 @njit(cache=True)
 def _fixed_unit(u, v, a_in, bias, du, dv, vth_scaled):
     """One bit-exact PyLifModelBitAcc update: returns (u, v, spike, wraps, clips)."""
-    a32 = _wrap32(a_in)
+    a32 = wrap_signed(a_in, 32)
     shifted = a32 << fx.ACT_SHIFT
-    a_sh = _wrap32(shifted)
+    a_sh = wrap_signed(shifted, 32)
     raw = _decay(u, du + fx.CURRENT_DECAY_OFFSET) + a_sh
-    cur = _wrap32(raw)
+    cur = wrap_signed(raw, 32)
     wraps = (a32 != a_in) + (a_sh != shifted) + (cur != raw)
     if cur > fx.STATE_MAX:
         cur -= 2 * fx.STATE_MAX

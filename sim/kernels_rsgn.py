@@ -10,7 +10,7 @@ Per updated node: d^2 multiply-adds (W_h) + O(d) (norm, LayerNorm); per pool mes
 from __future__ import annotations
 
 import numpy as np
-from atomspark.sim.kernels import _collect
+from atomspark.sim.kernels import _collect, mark_touched
 from numba import njit
 
 
@@ -18,7 +18,7 @@ from numba import njit
 def fan_out_vector(
     emit_idx, emit_val, n_emit, indptr, indices, data, delay, step, ring_ch, tflag, tidx, tcount
 ):
-    """Like kernels.fan_out for vector payloads: emit_val (events, d), ring_ch (slots, N, d).
+    """Like kernels_fanout.fan_out for vector payloads: emit_val (events, d), ring_ch (slots, N, d).
     One synaptic operation per synapse per event (each a d-wide multiply-add); returns the count."""
     n_slots = ring_ch.shape[0]
     width = ring_ch.shape[2]
@@ -31,10 +31,7 @@ def fan_out_vector(
             w = data[k]
             for c in range(width):
                 ring_ch[slot, t, c] += w * emit_val[e, c]
-            if tflag[slot, t] == 0:
-                tflag[slot, t] = 1
-                tidx[slot, tcount[slot]] = t
-                tcount[slot] += 1
+            mark_touched(tflag, tidx, tcount, slot, t)
         synops += indptr[s + 1] - indptr[s]
     return synops
 

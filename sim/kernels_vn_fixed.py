@@ -3,15 +3,9 @@ applied only to the atoms that received events or are still pending (event-drive
 
 from __future__ import annotations
 
-from atomspark.sim.kernels import _collect
+from atomspark.sim.kernels import _collect, wrap_signed
 from atomspark.sim.units_vn_fixed import ACCUMULATOR_BITS, CODE_LIMIT, STATE_BITS
 from numba import njit
-
-
-@njit(cache=True)
-def _wrap(x, bits):
-    half = 1 << (bits - 1)
-    return ((x + half) & ((half << 1) - 1)) - half
 
 
 @njit(cache=True)
@@ -51,13 +45,13 @@ def vn_fixed_kernel(
         for ch in range(n_ch):
             raw = ring[ch, slot, i]
             ring[ch, slot, i] = 0
-            val = _wrap(raw, ACCUMULATOR_BITS)
+            val = wrap_signed(raw, ACCUMULATOR_BITS)
             if val != raw:
                 wraps += 1
             a += val
         tflag[slot, i] = 0
         c_raw = c[i] + a
-        ci = _wrap(c_raw, STATE_BITS)
+        ci = wrap_signed(c_raw, STATE_BITS)
         if ci != c_raw:
             wraps += 1
         c[i] = ci

@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.fixed_point import wrap_signed
 from atomspark.sim.validation import AtomsparkError, require_int
 
 STATE_BITS = 24  # c wraps in 24-bit two's complement
@@ -44,12 +45,6 @@ PAYLOAD_BITS = 24  # Loihi 2 graded spikes carry the change dg as a 24-bit paylo
 ACCUMULATOR_BITS = 32  # Lava's bit-accurate Sparse/Dense output port is int32
 ETA_MANT_BITS = 12  # unsigned, like Loihi's 12-bit decay constants
 MAX_SHIFT = 63  # an int64 shift by 64 or more is undefined
-
-
-def wrap_signed(x, bits: int):
-    """Two's-complement wrap of int64 value(s) to `bits` bits (the same expression in Numba)."""
-    half = np.int64(1) << np.int64(bits - 1)
-    return ((x + half) & ((half << np.int64(1)) - np.int64(1))) - half
 
 
 def _int_per_unit(label: str, value, size: int | None = None) -> np.ndarray:
