@@ -69,6 +69,8 @@ class CostComparison:
 
 def unit_width(graph: Graph) -> int:
     """Compartments per unit: the payload length of vector units (RSGN: d), else 1."""
+    if not isinstance(graph, Graph):
+        raise AtomsparkError(f"graph: expected an engine Graph, got {type(graph).__name__}")
     widths = {
         int(np.prod(getattr(p.params, "payload_shape", ()) or (1,))) for p in graph.populations
     }
@@ -164,7 +166,7 @@ def place_units(
 def _hardware(name_or_hw, kind):
     hw = load_hardware(name_or_hw) if isinstance(name_or_hw, str) else name_or_hw
     if not isinstance(hw, kind):
-        raise AtomsparkError(f"hardware {hw.name!r}: expected a {kind.__name__}")
+        raise AtomsparkError(f"hardware {getattr(hw, 'name', hw)!r}: expected a {kind.__name__}")
     return hw
 
 

@@ -146,7 +146,13 @@ def estimate_energy(
 ) -> EnergyReport:
     """Energy per sample with its breakdown, time per step and sample, and energy-delay product."""
     if not isinstance(hw, NeuromorphicHardware):
-        raise AtomsparkError(f"hardware {hw.name!r} is not neuromorphic: use dense_cost for it")
+        raise AtomsparkError(
+            f"hardware {getattr(hw, 'name', hw)!r} is not neuromorphic: use dense_cost for it"
+        )
+    if not isinstance(profile, Profile):
+        raise AtomsparkError(f"profile: expected an engine Profile, got {type(profile).__name__}")
+    if not isinstance(placement, Placement):
+        raise AtomsparkError(f"placement: expected a Placement, got {type(placement).__name__}")
     n_samples = require_int("n_samples", n_samples, minimum=1)
     k = core_step_counts(profile, placement, adjacency, hw)
     e, t = hw.energy, hw.time

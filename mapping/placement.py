@@ -83,6 +83,11 @@ def place(
     in-degree). positions: (n, d) coordinates, needed by "locality". max_chips defaults to
     ``hw.limits.chips_per_board``. Raises AtomsparkError naming the broken limit and by how much.
     """
+    if not isinstance(hw, NeuromorphicHardware):
+        raise AtomsparkError(
+            f"hw: placement needs neuromorphic hardware (cores), got {type(hw).__name__}"
+        )
+    seed = require_int("seed", seed, minimum=0)
     adj = _check_adjacency(adjacency)
     n = adj.shape[0]
     events = _per_unit("unit_events", unit_events, n, np.ones(n))

@@ -38,6 +38,7 @@ class CubaConfig:
 
     def __post_init__(self) -> None:
         require_int("n", self.n, minimum=2)
+        require_int("seed", self.seed, minimum=0)
         for name in ("dt", "taum", "taue", "taui", "threshold"):
             require_positive(name, getattr(self, name))
         require_positive("refractory", self.refractory, allow_zero=True)

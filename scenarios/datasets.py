@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.sim.validation import require_int, require_positive
+from atomspark.sim.validation import AtomsparkError, require_int, require_positive
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,11 @@ class SequenceDataset:
 
     def split(self, train_fraction: float = 0.8, seed: int = 0):
         """Shuffle once with `seed` and split into (train, validation), 80/20 by default."""
-        order = np.random.default_rng(seed).permutation(len(self.labels))
+        if not 0.0 < float(train_fraction) < 1.0:
+            raise AtomsparkError(f"train_fraction: must lie in (0, 1), got {train_fraction}")
+        order = np.random.default_rng(require_int("seed", seed, minimum=0)).permutation(
+            len(self.labels)
+        )
         cut = int(round(train_fraction * len(order)))
         parts = order[:cut], order[cut:]
         return tuple(SequenceDataset(self.tokens[i], self.labels[i], self.n_classes) for i in parts)
@@ -55,10 +59,10 @@ def hierarchical_sequences(
     require_positive("noise", noise, allow_zero=True)
     require_positive("global_bias", global_bias, allow_zero=True)
     if length < 8:
-        raise ValueError(
+        raise AtomsparkError(
             f"length: must be >= 8 for 5-step patterns and quarter markers, got {length}"
         )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     patterns = rng.standard_normal((n_classes, 8, 5, dim)) * 0.15
     markers = rng.standard_normal((n_classes, 4, dim)) * 0.10
     bias = rng.standard_normal((n_classes, dim)) * global_bias
@@ -90,8 +94,8 @@ def long_range_sequences(
     )
     require_positive("noise", noise, allow_zero=True)
     if length < 16:
-        raise ValueError(f"length: must be >= 16 for a start and an end pattern, got {length}")
-    rng = np.random.default_rng(seed)
+        raise AtomsparkError(f"length: must be >= 16 for a start and an end pattern, got {length}")
+    rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     start_pat = rng.standard_normal((n_classes, 8, dim)) * 0.5
     end_pat = rng.standard_normal((n_classes, 8, dim)) * 0.5
     labels = rng.integers(0, n_classes, size=n)
@@ -125,9 +129,9 @@ def sparse_dictionary_data(
         for k, v in (("n", n), ("dim", dim), ("n_atoms", n_atoms), ("active", active))
     )
     if active > n_atoms:
-        raise ValueError(f"active: {active} atoms per signal but only n_atoms={n_atoms}")
+        raise AtomsparkError(f"active: {active} atoms per signal but only n_atoms={n_atoms}")
     require_positive("noise", noise, allow_zero=True)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     dictionary = rng.standard_normal((dim, n_atoms))
     dictionary /= np.linalg.norm(dictionary, axis=0)
     codes = np.zeros((n, n_atoms))

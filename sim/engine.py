@@ -198,7 +198,10 @@ class Engine:
         g = self.graph
         prof = Profile.empty([p.name for p in g.populations], g.sizes, steps)
         self.traces = {}
-        for name, var in record:
+        for pair in record:
+            if not (isinstance(pair, tuple | list) and len(pair) == 2):
+                raise AtomsparkError(f"record: expected (population, state) pairs, got {pair!r}")
+            name, var = pair
             if var not in self.state[g.population(name).name]:
                 raise AtomsparkError(f"record: population {name!r} has no state {var!r}")
             self.traces[(name, var)] = np.zeros(

@@ -268,6 +268,9 @@ class Graph:
         self.projections = list(projections)
         if not self.populations:
             raise AtomsparkError("populations: a graph needs at least one population")
+        for pop in self.populations:
+            if not isinstance(pop, Population):
+                raise AtomsparkError(f"populations: expected Population, got {type(pop).__name__}")
         names = [p.name for p in self.populations]
         if len(set(names)) != len(names):
             raise AtomsparkError(f"populations: names must be unique, got {names}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.rsgn.geometry import pairwise_distances, project_to_ball
-from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
+from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, check_config
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_shape
 from scipy.special import erf, expit
 
@@ -53,6 +53,7 @@ class ForwardResult:
 
 def check_tokens(tokens, config: RSGNConfig) -> np.ndarray:
     """Tokens as a finite (B, L, d_in) array."""
+    check_config(config)
     x = as_finite_array("tokens", tokens, ndim=3)
     require_shape("tokens", x, (None, None, config.d_in))
     if x.shape[0] == 0 or x.shape[1] == 0:

@@ -106,6 +106,8 @@ class RSGNConfig:
     @classmethod
     def from_meta(cls, meta: dict) -> RSGNConfig:
         """Rebuild a configuration from `to_meta` output (extra keys are ignored)."""
+        if not isinstance(meta, dict):
+            raise AtomsparkError(f"config: expected a dict of settings, got {type(meta).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
         kw = {k: v for k, v in meta.items() if k in names}
         if "threshold_bounds" in kw:
@@ -173,9 +175,16 @@ def build_connectivity(positions: np.ndarray, config: RSGNConfig) -> sp.csr_matr
     return sp.csr_matrix(keep.astype(np.float64))
 
 
+def check_config(config) -> None:
+    """Raise unless `config` is an RSGNConfig (its own fields are checked when it is built)."""
+    if not isinstance(config, RSGNConfig):
+        raise AtomsparkError(f"config: expected RSGNConfig, got {type(config).__name__}")
+
+
 def init_params(config: RSGNConfig, seed: int = 0) -> RSGNParams:
     """Random parameters following the released code's initialisation, deterministic in `seed`."""
-    rng = np.random.default_rng(seed)
+    check_config(config)
+    rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     n, dim, dh = config.n_nodes, config.dim, config.d_hidden
     positions = project_to_ball(
         rng.standard_normal((n, dim)) * 0.3, config.position_max_norm, config.curvature
@@ -243,6 +252,9 @@ def _expected_shapes(config: RSGNConfig) -> dict[str, tuple]:
 
 def validate_params(params: RSGNParams, config: RSGNConfig) -> None:
     """Check shapes, finiteness, positions inside the ball and (sparse) the graph's validity."""
+    check_config(config)
+    if not isinstance(params, RSGNParams):
+        raise AtomsparkError(f"params: expected RSGNParams, got {type(params).__name__}")
     for name, shape in _expected_shapes(config).items():
         value = getattr(params, name)
         if value is None:

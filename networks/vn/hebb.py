@@ -139,7 +139,7 @@ def learn_dictionary(
     epochs = require_int("epochs", epochs, minimum=1)
     batch_size = require_int("batch_size", batch_size, minimum=1)
     kwargs = dict(settle_kwargs or {})
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     history = []
     for epoch in range(epochs):
         order = rng.permutation(data.shape[0])

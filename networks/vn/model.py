@@ -126,6 +126,9 @@ class VNModel:
         dtype=np.float64,
     ) -> VNModel:
         """Build a model from per-layer S and U arrays; `lam` is one value or one per layer."""
+        for name, seq in (("S", S), ("U", U)):
+            if not hasattr(seq, "__len__"):
+                raise AtomsparkError(f"{name}: expected one 2-D array per layer, got {seq!r}")
         if len(S) != len(U):
             raise AtomsparkError(f"S, U: need one array per layer each, got {len(S)} and {len(U)}")
         lams = _per_layer("lam", lam, len(S))
@@ -154,7 +157,7 @@ class VNModel:
         d = require_int("input_dim", input_dim, minimum=1)
         if len(layer_sizes) < 1:
             raise AtomsparkError("layer_sizes: need at least one (K, m) pair")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(require_int("seed", seed, minimum=0))
         S_list, U_list = [], []
         for i, size in enumerate(layer_sizes):
             if len(size) != 2:
