@@ -37,6 +37,7 @@ from atomspark.mapping.lava_net import (
 )
 from atomspark.networks.model_io import atomic_write_text, load_arrays, save_arrays
 from atomspark.sim.graph import Graph
+from atomspark.sim.profile import Profile
 from atomspark.sim.validation import AtomsparkError, require_int
 
 BUNDLE_KIND = "lava_bundle"
@@ -233,7 +234,9 @@ def compare_outputs(
     return errors
 
 
-def compare_with_engine(graph: Graph, net: LavaNet, lava: dict[str, np.ndarray], steps: int):
+def compare_with_engine(
+    graph: Graph, net: LavaNet, lava: dict[str, np.ndarray], steps: int
+) -> tuple[dict[str, float], Profile]:
     """Run the engine on `graph` and compare Lava's outputs with its traces and event counts.
     Returns ({population: max |error|}, engine Profile)."""
     from atomspark.sim.engine import Engine

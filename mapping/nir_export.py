@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_lif import LIFParams
 from atomspark.sim.validation import AtomsparkError
+
+if TYPE_CHECKING:  # nir is optional: imported where it is used
+    import nir
 
 
 @dataclass
@@ -35,6 +39,7 @@ class NIRExportReport:
 
 
 def projection_name(proj: Projection, index: int) -> str:
+    """NIR node name of the index-th projection (unique even for parallel projections)."""
     return f"proj{index}.{proj.source}->{proj.target}"
 
 
@@ -74,7 +79,7 @@ def _lif_node(pop: Population, unsupported: list[str]):
     )
 
 
-def to_nir(graph: Graph):
+def to_nir(graph: Graph) -> tuple[nir.NIRGraph, list[str]]:
     """Build the nir.NIRGraph of `graph` and the list of what it could not express."""
     import nir
 

@@ -146,6 +146,7 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `atomspark` command line: one subcommand per job, each bound to its _cmd_ handler."""
     parser = argparse.ArgumentParser(
         prog="atomspark",
         description="Event-driven simulation of Vector Networks and RSGNs, with neuromorphic "
@@ -234,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `atomspark` script: run one subcommand, turn AtomsparkError into a
+    one-line message and exit status 2 (no traceback for bad input)."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -20,7 +20,9 @@ class SequenceDataset:
     labels: np.ndarray
     n_classes: int
 
-    def split(self, train_fraction: float = 0.8, seed: int = 0):
+    def split(
+        self, train_fraction: float = 0.8, seed: int = 0
+    ) -> tuple[SequenceDataset, SequenceDataset]:
         """Shuffle once with `seed` and split into (train, validation), 80/20 by default."""
         if not 0.0 < float(train_fraction) < 1.0:
             raise AtomsparkError(f"train_fraction: must lie in (0, 1), got {train_fraction}")

@@ -103,7 +103,13 @@ def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, ob
     return out, prof, graph, concat_profiles(delta_profiles)
 
 
-def calibrate_thresholds(params, cfg, tokens, rounds: int = 20, lr: float = 0.5):
+def calibrate_thresholds(
+    params: rsgn.RSGNParams,
+    cfg: rsgn.RSGNConfig,
+    tokens: np.ndarray,
+    rounds: int = 20,
+    lr: float = 0.5,
+) -> rsgn.RSGNParams:
     """Slow-time-scale homeostasis (network-wide rule) on a calibration batch: thresholds move
     until the mean activity over the propagation steps sits at cfg.target_activity."""
     for _ in range(rounds):

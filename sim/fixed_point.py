@@ -69,7 +69,7 @@ def lava_dense_weights(
     return sign * ((w >> shift) << shift)
 
 
-def wrap_signed(x, bits: int):
+def wrap_signed(x: np.ndarray | int, bits: int) -> np.ndarray | int:
     """Two's-complement wrap of int64 value(s) to `bits` bits. Plain enough for Numba too: the
     kernels jit this same function, so engine and reference share one expression."""
     half = np.int64(1) << np.int64(bits - 1)

@@ -239,7 +239,7 @@ def _read_delays(label, delays, shape, indptr, indices) -> tuple[int | None, np.
     return None, np.ascontiguousarray(vals, dtype=dt)
 
 
-def weight_storage_dtype(pop: Population, data: np.ndarray):
+def weight_storage_dtype(pop: Population, data: np.ndarray) -> np.dtype:
     """The dtype a projection into `pop` stores its weights in: the population's float dtype, or
     for fixed point the narrowest of int8/int16/int32 that holds the integer mantissas."""
     if not pop.is_fixed_point:

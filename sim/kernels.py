@@ -50,6 +50,7 @@ def add_input(slot, values, ring_ch, tflag, tidx, tcount):
 
 @njit(cache=True)
 def count_events(emit_idx, n_emit, unit_events):
+    """Add one to each emitting unit's event count (per-unit traffic for placement)."""
     for e in range(n_emit):
         unit_events[emit_idx[e]] += 1
 
