@@ -9,6 +9,16 @@ from numba import njit
 
 
 @njit(cache=True)
+def _saturate(x, lim):
+    """x clipped to [-lim, lim], and 1 if it was clipped (counted as a clip) else 0."""
+    if x > lim:
+        return lim, 1
+    if x < -lim:
+        return -lim, 1
+    return x, 0
+
+
+@njit(cache=True)
 def vn_fixed_kernel(
     slot,
     ring,
@@ -63,12 +73,8 @@ def vn_fixed_kernel(
             gi = x + t
         else:
             gi = 0
-        if gi > lim:
-            gi = lim
-            clips += 1
-        elif gi < -lim:
-            gi = -lim
-            clips += 1
+        gi, clipped = _saturate(gi, lim)
+        clips += clipped
         old = g[i]
         if old != 0:
             nnz[0] -= 1
@@ -76,12 +82,8 @@ def vn_fixed_kernel(
             nnz[0] += 1
         g[i] = gi
         d = gi - g_sent[i]
-        if d > lim:
-            d = lim
-            clips += 1
-        elif d < -lim:
-            d = -lim
-            clips += 1
+        d, clipped = _saturate(d, lim)
+        clips += clipped
         if d != 0:
             emit_idx[n_emit] = i
             emit_val[n_emit] = d

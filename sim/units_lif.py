@@ -1,5 +1,5 @@
 """Current-based LIF unit parameters: float (Lava's float model plus refractoriness and a second
-current channel) and Loihi fixed point (Lava's bit-accurate model). Kernels live in kernels.py."""
+current channel) and Loihi fixed point (Lava's bit-accurate model). Kernels live in kernels_lif.py."""
 
 from __future__ import annotations
 
