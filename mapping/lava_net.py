@@ -19,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams, _per_unit
+from atomspark.sim.per_unit import per_unit
+from atomspark.sim.units_lif import LIFFixedParams, LIFParams
 from atomspark.sim.units_rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
 from atomspark.sim.units_vn import VNParams
 from atomspark.sim.units_vn_fixed import (
@@ -168,8 +169,8 @@ def _population(name: str, size: int, params) -> LavaPopulation:
     if isinstance(params, LIFFixedParams):
         state = params.init_state(size)
         arrays = {
-            "bias_mant": _per_unit("bias_mant", params.bias_mant, size, np.int64),
-            "bias_exp": _per_unit("bias_exp", params.bias_exp, size, np.int64),
+            "bias_mant": per_unit("bias_mant", params.bias_mant, size, np.int64),
+            "bias_exp": per_unit("bias_exp", params.bias_exp, size, np.int64),
             "u_init": state["u"],
             "v_init": state["v"],
         }

@@ -7,18 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.per_unit import per_unit
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
 FLOAT_DTYPES = {"float64": np.float64, "float32": np.float32}
-
-
-def _per_unit(label: str, value, size: int, dtype) -> np.ndarray:
-    arr = np.asarray(value, dtype=dtype)
-    if arr.ndim == 0:
-        return np.full(size, arr, dtype=dtype)
-    if arr.shape != (size,):
-        raise AtomsparkError(f"{label}: expected a scalar or shape ({size},), got {arr.shape}")
-    return arr.copy()
 
 
 @dataclass(frozen=True)
@@ -57,7 +49,7 @@ class LIFParams:
         as_finite_array(f"{name}.v_reset", self.v_reset, ndim=0)
         require_int(f"{name}.refractory", self.refractory, minimum=0)
         for key in ("bias", "v_init", "u_init"):
-            _per_unit(
+            per_unit(
                 f"{name}.{key}",
                 as_finite_array(f"{name}.{key}", getattr(self, key)),
                 size,
@@ -67,11 +59,11 @@ class LIFParams:
     def init_state(self, size: int) -> dict[str, np.ndarray]:
         dt = FLOAT_DTYPES[self.dtype]
         return {
-            "u": _per_unit("u_init", self.u_init, size, dt),
+            "u": per_unit("u_init", self.u_init, size, dt),
             "u2": np.zeros(size, dt),
-            "v": _per_unit("v_init", self.v_init, size, dt),
+            "v": per_unit("v_init", self.v_init, size, dt),
             "refr": np.zeros(size, np.int64),
-            "bias": _per_unit("bias", self.bias, size, dt),
+            "bias": per_unit("bias", self.bias, size, dt),
         }
 
 
@@ -99,19 +91,19 @@ class LIFFixedParams:
                 raise AtomsparkError(f"{name}.{key}: must be a scalar")
             fx.check_bit_range(name, key, getattr(self, key))
         for key in ("bias_mant", "bias_exp"):
-            _per_unit(
+            per_unit(
                 f"{name}.{key}", fx.check_bit_range(name, key, getattr(self, key)), size, np.int64
             )
         for key, limit in (("u_init", fx.STATE_MAX), ("v_init", fx.V_LIMIT)):
-            arr = _per_unit(f"{name}.{key}", getattr(self, key), size, np.int64)
+            arr = per_unit(f"{name}.{key}", getattr(self, key), size, np.int64)
             if np.abs(arr).max() > limit:
                 raise AtomsparkError(f"{name}.{key}: must fit 24 bits (|x| <= {limit})")
 
     def init_state(self, size: int) -> dict[str, np.ndarray]:
-        mant = _per_unit("bias_mant", self.bias_mant, size, np.int64)
-        exp = _per_unit("bias_exp", self.bias_exp, size, np.int64)
+        mant = per_unit("bias_mant", self.bias_mant, size, np.int64)
+        exp = per_unit("bias_exp", self.bias_exp, size, np.int64)
         return {
-            "u": _per_unit("u_init", self.u_init, size, np.int64),
-            "v": _per_unit("v_init", self.v_init, size, np.int64),
+            "u": per_unit("u_init", self.u_init, size, np.int64),
+            "v": per_unit("v_init", self.v_init, size, np.int64),
             "bias": mant << exp,
         }

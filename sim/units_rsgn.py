@@ -28,6 +28,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from atomspark.sim.per_unit import per_unit
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_positive
 
 INHIBITION_EPS = 1e-6  # released code: neighbour sum + 1e-6
@@ -167,23 +168,11 @@ class RSGNNodeParams:
 
 
 def _per_node(label: str, value, size: int) -> np.ndarray:
-    arr = as_finite_array(label, value)
-    if arr.ndim == 0:
-        return np.full(size, float(arr))
-    if arr.shape != (size,):
-        raise AtomsparkError(f"{label}: expected a scalar or shape ({size},), got {arr.shape}")
-    return np.ascontiguousarray(arr.copy())
+    return per_unit(label, as_finite_array(label, value), size)
 
 
 def _per_node_vector(label: str, value, size: int, width: int) -> np.ndarray:
-    arr = as_finite_array(label, value)
-    if arr.ndim == 0:
-        return np.full((size, width), float(arr))
-    if arr.shape != (size, width):
-        raise AtomsparkError(
-            f"{label}: expected a scalar or shape ({size}, {width}), got {arr.shape}"
-        )
-    return np.ascontiguousarray(arr.copy())
+    return per_unit(label, as_finite_array(label, value), (size, width))
 
 
 def _pool_fan_out(label: str, pool, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.sim.units_lif import FLOAT_DTYPES, _per_unit
+from atomspark.sim.per_unit import per_unit
+from atomspark.sim.units_lif import FLOAT_DTYPES
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
 
 
@@ -43,11 +44,9 @@ class VNParams:
         lam = as_finite_array(f"{name}.lam", self.lam)
         if np.any(lam < 0):
             raise AtomsparkError(f"{name}.lam: must be >= 0")
-        _per_unit(f"{name}.lam", lam, size, np.float64)
-        _per_unit(f"{name}.drive", as_finite_array(f"{name}.drive", self.drive), size, np.float64)
-        _per_unit(
-            f"{name}.g_init", as_finite_array(f"{name}.g_init", self.g_init), size, np.float64
-        )
+        per_unit(f"{name}.lam", lam, size, np.float64)
+        per_unit(f"{name}.drive", as_finite_array(f"{name}.drive", self.drive), size, np.float64)
+        per_unit(f"{name}.g_init", as_finite_array(f"{name}.g_init", self.g_init), size, np.float64)
         if self.topk is not None:
             k = require_int(f"{name}.topk", self.topk, minimum=1)
             if k > size:
@@ -55,11 +54,11 @@ class VNParams:
 
     def init_state(self, size: int) -> dict[str, np.ndarray]:
         dt = FLOAT_DTYPES[self.dtype]
-        g = _per_unit("g_init", self.g_init, size, dt)
+        g = per_unit("g_init", self.g_init, size, dt)
         return {
             "g": g,
             "g_sent": np.zeros(size, dt),  # an initial code is sent as the first event
             "c": np.zeros(size, dt),
-            "drive": _per_unit("drive", self.drive, size, dt),
-            "thresh": _per_unit("lam", self.lam, size, dt) * dt(self.eta),
+            "drive": per_unit("drive", self.drive, size, dt),
+            "thresh": per_unit("lam", self.lam, size, dt) * dt(self.eta),
         }
