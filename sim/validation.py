@@ -44,7 +44,10 @@ def require_shape(name: str, arr: np.ndarray, shape: tuple) -> None:
 
 def require_positive(name: str, value: float, allow_zero: bool = False) -> float:
     """Check that a scalar is finite and > 0 (or >= 0 with allow_zero)."""
-    v = float(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise AtomsparkError(f"{name}: must be a number, got {value!r}") from None
     if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         rel = ">= 0" if allow_zero else "> 0"
         raise AtomsparkError(f"{name}: must be finite and {rel}, got {value!r}")
@@ -53,7 +56,11 @@ def require_positive(name: str, value: float, allow_zero: bool = False) -> float
 
 def require_int(name: str, value, minimum: int | None = None) -> int:
     """Check that a value is an integer (not bool) at least `minimum`."""
-    if isinstance(value, bool) or int(value) != value:
+    try:
+        is_int = not isinstance(value, bool) and int(value) == value
+    except (TypeError, ValueError, OverflowError):
+        is_int = False
+    if not is_int:
         raise AtomsparkError(f"{name}: must be an integer, got {value!r}")
     v = int(value)
     if minimum is not None and v < minimum:

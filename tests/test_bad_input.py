@@ -147,3 +147,19 @@ def test_dense_pricing_checks_graph_and_hardware(vn_graph):
         dense_workload("graph", 3)
     with pytest.raises(AtomsparkError, match="expected a DenseHardware"):
         price_dense(vn_graph, 3, dense=42)
+
+
+@pytest.mark.parametrize("value", ["x", None, [1], float("nan"), 2.5, True])
+def test_integer_checks_name_non_numbers(value):
+    from atomspark.sim.validation import require_int
+
+    with pytest.raises(AtomsparkError, match="seed: must be an integer"):
+        require_int("seed", value)
+
+
+@pytest.mark.parametrize("value", ["x", None, [1]])
+def test_positive_checks_name_non_numbers(value):
+    from atomspark.sim.validation import require_positive
+
+    with pytest.raises(AtomsparkError, match="noise: must be a number"):
+        require_positive("noise", value)
