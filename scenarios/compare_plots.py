@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-LABELS = {"torch": "torch (dense)", "engine_float": "engine float", "engine_fixed": "engine fixed"}
+LABELS = {"torch": "torch, dense", "engine_float": "engine float", "engine_fixed": "engine fixed"}
 
 
 def _pyplot():
