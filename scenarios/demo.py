@@ -13,10 +13,10 @@ import numpy as np
 from atomspark.mapping.costs import CostComparison, compare_costs, price_dense
 from atomspark.mapping.plots import plot_activity, plot_costs
 from atomspark.networks import rsgn
+from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
 from atomspark.networks.vn_compile import compile_vn_model
-from atomspark.scenarios.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.scenarios.engine_runs import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.engine import Engine
 from atomspark.sim.profile import Profile

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
+from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.model_io import atomic_write_text
-from atomspark.scenarios.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.scenarios.engine_runs import LoadedModel, load_model, run_loaded
 from atomspark.sim.engine import Engine
 from atomspark.sim.validation import AtomsparkError, as_finite_array

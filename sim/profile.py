@@ -7,8 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-from atomspark.networks.model_io import atomic_write_text
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 COUNTER_FIELDS = ("events", "synops", "updates", "active", "payload_bits", "wraps", "clips")
 

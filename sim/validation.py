@@ -1,68 +1,11 @@
-"""Input checks shared by every part of atomspark: each failure names the offending argument."""
+"""Input checks and the error type (kept at this path; they live in atomspark.sim.core)."""
 
-from __future__ import annotations
+from atomspark.sim.core import (
+    AtomsparkError,
+    as_finite_array,
+    require_int,
+    require_positive,
+    require_shape,
+)
 
-from collections.abc import Sequence
-
-import numpy as np
-
-
-class AtomsparkError(ValueError):
-    """Base class of atomspark's input errors (a ValueError, so callers may catch either)."""
-
-
-def as_finite_array(
-    name: str, value, ndim: int | Sequence[int] | None = None, dtype=np.float64
-) -> np.ndarray:
-    """Return `value` as an array of `dtype`, rejecting NaN/Inf and a wrong number of dimensions."""
-    try:
-        arr = np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise AtomsparkError(
-            f"{name}: cannot be read as a {np.dtype(dtype).name} array ({exc})"
-        ) from exc
-    if ndim is not None:
-        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-        if arr.ndim not in allowed:
-            raise AtomsparkError(
-                f"{name}: expected {' or '.join(map(str, allowed))} dimension(s), "
-                f"got shape {arr.shape}"
-            )
-    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
-        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise AtomsparkError(f"{name}: contains {bad} NaN or Inf value(s)")
-    return arr
-
-
-def require_shape(name: str, arr: np.ndarray, shape: tuple) -> None:
-    """Check `arr.shape` against `shape`; None in `shape` matches any size."""
-    ok = arr.ndim == len(shape) and all(s is None or s == a for s, a in zip(shape, arr.shape))
-    if not ok:
-        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-        raise AtomsparkError(f"{name}: expected shape {want}, got {arr.shape}")
-
-
-def require_positive(name: str, value: float, allow_zero: bool = False) -> float:
-    """Check that a scalar is finite and > 0 (or >= 0 with allow_zero)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise AtomsparkError(f"{name}: must be a number, got {value!r}") from None
-    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        rel = ">= 0" if allow_zero else "> 0"
-        raise AtomsparkError(f"{name}: must be finite and {rel}, got {value!r}")
-    return v
-
-
-def require_int(name: str, value, minimum: int | None = None) -> int:
-    """Check that a value is an integer (not bool) at least `minimum`."""
-    try:
-        is_int = not isinstance(value, bool) and int(value) == value
-    except (TypeError, ValueError, OverflowError):
-        is_int = False
-    if not is_int:
-        raise AtomsparkError(f"{name}: must be an integer, got {value!r}")
-    v = int(value)
-    if minimum is not None and v < minimum:
-        raise AtomsparkError(f"{name}: must be >= {minimum}, got {v}")
-    return v
+__all__ = ["AtomsparkError", "as_finite_array", "require_int", "require_positive", "require_shape"]

@@ -117,7 +117,7 @@ def test_vn_defaults_recover_the_planted_dictionary(tmp_path):
     assert cfg["hebb"]["rho_s"] == 5.0 and cfg["model"]["max_iter"] == 300
     result = train({"task": "vn-dictionary", "epochs": 10}, tmp_path, progress=False)
     # recovery recomputed here from the exported model, not read from the metrics
-    from atomspark.scenarios.datasets import sparse_dictionary_data
+    from atomspark.networks.datasets import sparse_dictionary_data
 
     D = sparse_dictionary_data(n=256, dim=12, n_atoms=12, active=2, noise=0.01, seed=0).dictionary
     S = VNModel.load(result.model_path).layers[0].S

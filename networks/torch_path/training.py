@@ -28,6 +28,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from atomspark.networks.datasets import (
+    hierarchical_sequences,
+    long_range_sequences,
+    sparse_dictionary_data,
+)
 from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.rsgn.model import RSGNConfig, init_params, save_model
 from atomspark.networks.rsgn.plasticity import (
@@ -47,11 +52,6 @@ from atomspark.networks.torch_path.convert import (
 from atomspark.networks.torch_path.device import autocast_context, select_device
 from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle
 from atomspark.networks.vn.model import VNModel
-from atomspark.scenarios.datasets import (
-    hierarchical_sequences,
-    long_range_sequences,
-    sparse_dictionary_data,
-)
 from atomspark.sim.validation import AtomsparkError
 
 CHECKPOINT = "checkpoint.pt"
