@@ -35,9 +35,13 @@ class QuantizedWeights:
     max_abs_error: float
 
 
+MIN_WEIGHT_EXP = -8  # the weight exponent's range on Loihi is [-8, 7] (NxSDK weightExponent)
+
+
 def quantize_weights(weights, min_exp: int | None = None) -> QuantizedWeights:
     """Smallest shared exponent whose 8-bit Lava mantissas hold every weight without clipping;
-    min_exp bounds it from below (the engine's LIF projections need weight_exp >= 0)."""
+    min_exp bounds it from below. A negative exponent is Lava's right shift (floor) of each
+    step's summed input, which the engine models exactly (sim/graph.py Projection)."""
     w = as_finite_array("weights", weights)
     if w.size == 0 or not np.any(w):
         return QuantizedWeights(np.zeros(w.shape, np.int64), 0, 0.0)
@@ -97,7 +101,9 @@ def quantize_lif(params: LIFParams, scale: float) -> LIFFixedParams:
 
 def quantize_lif_graph(graph: Graph, scale: float | None = None) -> Graph:
     """A float LIF graph -> the engine's fixed-point LIF graph (bit-exact on Lava); `scale`
-    defaults to the largest one that keeps every projection's weights in 8 bits with exponent 0."""
+    defaults to the largest one that keeps every projection's weights in 8 bits with exponent 0.
+    Projections with smaller weights get a negative exponent (down to MIN_WEIGHT_EXP), so they
+    keep 8 significant bits instead of rounding to a few integer levels."""
     if any(not isinstance(p.params, LIFParams) for p in graph.populations):
         raise AtomsparkError("graph: quantize_lif_graph needs float LIF populations only")
     if scale is None:
@@ -108,7 +114,7 @@ def quantize_lif_graph(graph: Graph, scale: float | None = None) -> Graph:
     for proj in graph.projections:
         n_tgt, n_src = proj.shape
         w = sp.csr_matrix((proj.data, proj.indices, proj.indptr), shape=(n_src, n_tgt)).T
-        q = quantize_weights(w.toarray() * scale, min_exp=0)
+        q = quantize_weights(w.toarray() * scale, min_exp=MIN_WEIGHT_EXP)
         projs.append(Projection(proj.source, proj.target, q.mantissa, weight_exp=q.weight_exp))
     return Graph(pops, projs)
 

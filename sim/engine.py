@@ -68,6 +68,7 @@ class Outgoing:
     delay: np.ndarray  # per synapse (a zero-stride view when uniform)
     uniform_delay: int | None
     full_rows: bool  # no target repeated within a row: a full row is a contiguous multiply-add
+    right_shift: int = 0  # -weight_exp < 0 (fixed point): each step's summed input >> right_shift
 
 
 class Engine:
@@ -144,7 +145,7 @@ class Engine:
             s, t = self.graph.index[proj.source], self.graph.index[proj.target]
             tgt = self.graph.populations[t]
             data = proj.data
-            if tgt.is_fixed_point and proj.weight_exp:
+            if tgt.is_fixed_point and proj.weight_exp > 0:
                 scaled = proj.data.astype(np.int64) << proj.weight_exp  # < 2**31 (Graph checks)
                 data = scaled.astype(np.int32)
             elif not tgt.is_fixed_point:
@@ -159,6 +160,7 @@ class Engine:
                     delay=proj.delay,
                     uniform_delay=proj.uniform_delay,
                     full_rows=not proj.repeats_targets,
+                    right_shift=max(-proj.weight_exp, 0) if tgt.is_fixed_point else 0,
                 )
             )
         return out
@@ -271,6 +273,8 @@ class Engine:
         delay, tcount, full = out.uniform_delay, tb.tcount, out.full_rows
         # per delivery slot: that slot's accumulator, touched flags and touched list (views)
         views = [(tb.ring[out.channel, s], tb.tflag[s], tb.tidx[s]) for s in range(R)]
+        if out.right_shift:
+            return self._bind_shifted_fan_out(src, csr, out, tb, views)
 
         def fan_uniform(n_emit: int, t: int) -> int:
             slot = (t + delay) % R
@@ -278,6 +282,25 @@ class Engine:
             return kf.fan_out_uniform(*src, n_emit, *csr, full, acc, flag, tidx, tcount, slot)
 
         return fan_uniform
+
+    @staticmethod
+    def _bind_shifted_fan_out(src, csr, out: Outgoing, tb: PopulationBuffers, views):
+        """Fan-out of a projection with weight_exp < 0, as Lava's Dense/Sparse do it: the step's
+        events are summed per target in a private accumulator, then shifted right (floor) and
+        added to the delivery slot. Only the shifted sum is exact, so it cannot go straight into
+        the slot that other projections share."""
+        n = tb.tflag.shape[1]
+        stage, sflag = np.zeros(n, np.int64), np.zeros(n, np.uint8)
+        stidx, stcount = np.zeros(n, np.int64), np.zeros(1, np.int64)
+        delay, tcount, full, shift = out.uniform_delay, tb.tcount, out.full_rows, out.right_shift
+
+        def fan_shifted(n_emit: int, t: int) -> int:
+            slot = (t + delay) % len(views)
+            synops = kf.fan_out_uniform(*src, n_emit, *csr, full, stage, sflag, stidx, stcount, 0)
+            kf.flush_shifted(stage, sflag, stidx, stcount, shift, *views[slot], tcount, slot)
+            return synops
+
+        return fan_shifted
 
     def _fan_out(self, buf: PopulationBuffers, out: Outgoing, R: int) -> int:
         """Deliver the population's emitted events along one projection now (one-off call of

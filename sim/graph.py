@@ -62,7 +62,9 @@ class Projection:
     weights: (n_target, n_source) dense array or scipy sparse matrix (stored entries are synapses,
     zeros included). delays: int >= 1 or an (n_target, n_source) array/sparse matrix read at the
     synapses. channel: which input current of the target receives it (LIF has channels 0 and 1).
-    weight_exp: for fixed-point targets, weights are integers scaled by 2**weight_exp (>= 0).
+    weight_exp: for fixed-point targets, weights are integers scaled by 2**weight_exp. A negative
+    exponent is Lava's right shift of the projection's summed input per step (an arithmetic shift:
+    floor), so it needs one delay for all synapses and scalar events.
     dtype: storage of the weights, "float64" (default) or "float32"; a Graph re-stores them in
     the target population's arithmetic (float32, float64, or the narrowest integer that holds
     fixed-point mantissas), so passing the target's dtype here only saves a transient copy.
@@ -111,10 +113,10 @@ class Projection:
         uniform, delay = _read_delays(label, self.delays, (n_tgt, n_src), indptr, indices)
         object.__setattr__(self, "channel", require_int(f"{label} channel", self.channel, 0))
         exp = require_int(f"{label} weight_exp", self.weight_exp)
-        if exp < 0:
+        if exp < 0 and uniform is None:
             raise AtomsparkError(
-                f"{label} weight_exp: must be >= 0 (a right shift of the summed input is not "
-                f"modelled), got {exp}"
+                f"{label} weight_exp: a negative exponent (right shift of each step's summed "
+                f"input) needs one delay for all synapses, got {exp} with mixed delays"
             )
         object.__setattr__(self, "weight_exp", exp)
         object.__setattr__(self, "indptr", indptr)
@@ -302,6 +304,11 @@ class Graph:
                     f"{label} channel: target {tgt.name} has {n_ch} channel(s), got {proj.channel}"
                 )
             if tgt.is_fixed_point:
+                if proj.weight_exp < 0 and tgt_shape:
+                    raise AtomsparkError(
+                        f"{label} weight_exp: a negative exponent needs scalar events, but "
+                        f"{tgt.name} receives payloads of shape {tgt_shape}"
+                    )
                 if np.any(proj.data != np.round(proj.data)):
                     raise AtomsparkError(f"{label} weights: a fixed-point target needs integers")
                 if np.abs(proj.data).max(initial=0) * 2.0**proj.weight_exp >= 2**31:

@@ -91,6 +91,24 @@ def fan_out_uniform(
 
 
 @njit(cache=True)
+def flush_shifted(stage, sflag, stidx, stcount, shift, acc, flag, tidx, tcount, slot):
+    """Add each staged per-target sum, arithmetically shifted right (floor, as Lava's
+    np.right_shift), to a delivery slot; clear the stage. Used for weight_exp < 0."""
+    n = tcount[slot]
+    for j in range(stcount[0]):
+        t = stidx[j]
+        acc[t] += stage[t] >> shift
+        stage[t] = 0
+        sflag[t] = 0
+        if flag[t] == 0:
+            flag[t] = 1
+            tidx[n] = t
+            n += 1
+    tcount[slot] = n
+    stcount[0] = 0
+
+
+@njit(cache=True)
 def fan_out(
     emit_idx, emit_val, n_emit, indptr, indices, data, delay, step, ring_ch, tflag, tidx, tcount
 ):

@@ -139,6 +139,19 @@ def test_quantize_lif_scales_like_lava():
         quantize_lif(LIFParams(du=0.0, dv=0.1, vth=1.0), scale=1.0)  # du 0 -> -1
 
 
+def test_small_lif_weights_get_a_negative_exponent_and_keep_eight_bits(rng):
+    pops = [Population(n, 8, LIFParams(du=0.5, dv=0.25, vth=1.0)) for n in ("a", "b", "c")]
+    big, small = rng.uniform(-0.5, 0.5, (8, 8)), rng.uniform(-0.01, 0.01, (8, 8))
+    gq = quantize_lif_graph(Graph(pops, [Projection("a", "b", big), Projection("a", "c", small)]))
+    scale = 254.0 / np.abs(big).max()
+    p_small = gq.projections[1]
+    assert gq.projections[0].weight_exp == 0 and p_small.weight_exp < 0
+    approx = p_small.weights.toarray() * 2.0**p_small.weight_exp / scale
+    assert np.abs(approx - small).max() <= 2.0**p_small.weight_exp / scale  # one even step
+    assert np.abs(approx - small).max() < 0.01 * np.abs(small).max()
+    Engine(gq).run(5)  # the engine accepts the shifted projection
+
+
 def test_lif_graph_quantization_keeps_spike_counts_close(rng):
     a = Population("a", 10, LIFParams(du=0.5, dv=0.25, vth=1.0, bias=rng.uniform(0.1, 0.4, 10)))
     b = Population("b", 6, LIFParams(du=0.25, dv=0.5, vth=1.0))
