@@ -22,6 +22,13 @@ def _priced(report: dict) -> dict:
     return {k: v for k, v in report["backends"].items() if "energy_per_sample_j" in v}
 
 
+def _energy_kind(backend: dict) -> str:
+    """'measured energy' or 'modelled energy', from the backend's energy_source."""
+    return (
+        "measured energy" if backend["energy_source"].startswith("measured") else "modelled energy"
+    )
+
+
 def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> None:
     """Task metric against energy per sample, one point per backend (RSGN: plus the cutoff
     sweep's event-driven runs)."""
@@ -30,8 +37,11 @@ def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> 
     for name, b in _priced(report).items():
         if b.get(metric) is None:
             continue
-        where = "GPU" if name == "torch" else report["hardware"]["neuromorphic"]
-        ax.scatter(b["energy_per_sample_j"], b[metric], s=60, label=f"{LABELS[name]} ({where})")
+        where = b["device"] if name == "torch" else report["hardware"]["neuromorphic"]
+        how = _energy_kind(b)
+        ax.scatter(
+            b["energy_per_sample_j"], b[metric], s=60, label=f"{LABELS[name]} ({where}, {how})"
+        )
     sweep = [r for r in report.get("cutoff_sweep", []) if r.get(metric) is not None]
     if sweep:
         e = [r["energy_per_sample_j"] for r in sweep]
@@ -67,7 +77,7 @@ def plot_energy_hist(report: dict, path: str | os.PathLike) -> None:
             priced["torch"]["energy_per_sample_j"] * 1e9,
             color="k",
             ls="--",
-            label=f"torch on {priced['torch']['device']}",
+            label=f"torch on {priced['torch']['device']} ({_energy_kind(priced['torch'])})",
         )
     ax.set_xscale("log")
     ax.set_xlabel("energy per sample (nJ)")
