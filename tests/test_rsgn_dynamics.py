@@ -193,7 +193,7 @@ def test_bad_inputs_rejected():
         x[0, 0, 0] = np.nan
         forward(p, cfg, x)
     with pytest.raises(AtomsparkError, match="n_steps"):
-        forward(p, cfg, _tokens(), n_steps=0)
+        forward(p, cfg, _tokens(), n_steps=-1)
     with pytest.raises(AtomsparkError, match="alpha: activations must lie in"):
         propagate(p, cfg, np.full((1, 20), 1.5), np.zeros((1, 20, 6)))
     with pytest.raises(AtomsparkError, match="h: expected shape"):

@@ -183,11 +183,12 @@ def check_state(params: RSGNParams, config: RSGNConfig, alpha, h) -> tuple[np.nd
 def propagate(
     params: RSGNParams, config: RSGNConfig, alpha, h, n_steps: int | None = None
 ) -> PropagationResult:
-    """Run K (default config.n_steps) propagation steps with inhibition; count messages."""
+    """Run K (default config.n_steps) propagation steps with inhibition; count messages.
+    K = 0 returns the ignition state unchanged (the no-propagation control)."""
     alpha, h = check_state(params, config, alpha, h)
     k_steps = config.n_steps if n_steps is None else int(n_steps)
-    if k_steps < 1:
-        raise AtomsparkError(f"n_steps (K): must be >= 1, got {n_steps!r}")
+    if k_steps < 0:
+        raise AtomsparkError(f"n_steps (K): must be >= 0, got {n_steps!r}")
     sparse = config.mode == "sparse"
     w = connection_weights(params, config)
     wt = w.T.tocsr() if sparse else w.T

@@ -72,7 +72,7 @@ class RSGNConfig:
         for name in ("n_nodes", "dim", "d_hidden", "d_in", "affinity_rank"):
             require_int(name, getattr(self, name), minimum=1)
         require_int("n_classes", self.n_classes, minimum=2)
-        require_int("n_steps (K)", self.n_steps, minimum=1)
+        require_int("n_steps (K)", self.n_steps, minimum=0)
         for name in ("temperature", "tau", "curvature", "ignition_sigma", "spark_scale_init"):
             require_positive(name, getattr(self, name))
         require_positive("inhibition_radius", self.inhibition_radius)

@@ -14,8 +14,9 @@ Example (every key optional except `task`):
     [data]                          # rsgn-sequence: kind, n, length, dim, n_classes, noise
     kind = "hierarchical"           # or "long-range";  vn-dictionary: n, dim, n_atoms, active, noise
 
-    [model]                         # rsgn: RSGNConfig fields; vn: layer_sizes, lam, topk, method, ...
-    [optimizer]                     # lr, weight_decay, grad_clip, schedule ("cosine" or "constant")
+    [model]                         # rsgn-sequence: kind ("rsgn" or a baseline), RSGNConfig
+                                    # fields, layers; vn: layer_sizes, lam, topk, method, ...
+    [optimizer]                     # lr, weight_decay, grad_clip, schedule (SCHEDULES)
     [plasticity]                    # rsgn slow scale: PlasticityConfig fields + structural_every
     [hebb]                          # vn: rho_s, rho_u, normalize
 """
@@ -35,6 +36,9 @@ else:  # pragma: no cover - Python 3.10 environment
     import tomli as tomllib
 
 TASKS = ("rsgn-sequence", "vn-dictionary")
+# "cosine": annealed per optimiser step; "cosine-epoch": per epoch (the RSGN notebook's choice)
+SCHEDULES = ("cosine", "cosine-epoch", "constant")
+MODEL_KINDS = ("rsgn", "transformer", "sparse-transformer", "lstm", "mlp", "mean-linear")
 _NUM = (int, float)
 
 # key -> (accepted types, default)
@@ -59,8 +63,13 @@ _SECTIONS = {
         "noise": (_NUM, None),
         "n_atoms": (int, 12),
         "active": (int, 2),
+        "seed": (int, None),  # the data set's own seed (default: the run's seed)
+        "split_seed": (int, None),  # the 80/20 split's seed (default: the run's seed)
     },
     "model": {
+        # rsgn-sequence: "rsgn" or a baseline of networks/torch_path/baselines.py
+        "kind": (str, "rsgn"),
+        "layers": (int, 2),  # baselines: encoder layers / LSTM layers
         # RSGN
         "mode": (str, "published"),
         "n_nodes": (int, 48),
@@ -75,6 +84,7 @@ _SECTIONS = {
         "k_nearest": (int, None),
         "affinity_rank": (int, 8),
         "target_activity": (_NUM, 0.1),
+        "ignition_sigma": (_NUM, 0.4),  # width of the ignition's Gaussian around spark points
         "threshold_max": (_NUM, 0.99),  # released code clamps thresholds to [0.01, 0.99]
         # VN
         "input_dim": (int, None),
@@ -190,8 +200,10 @@ def validate_config(raw: dict) -> dict:
         raise AtomsparkError(
             f"config key 'dtype': must be float32 or float64, got {out['dtype']!r}"
         )
-    if out["optimizer"]["schedule"] not in ("cosine", "constant"):
-        raise AtomsparkError("config key 'optimizer.schedule': must be 'cosine' or 'constant'")
+    if out["optimizer"]["schedule"] not in SCHEDULES:
+        raise AtomsparkError(f"config key 'optimizer.schedule': must be one of {SCHEDULES}")
+    if out["model"]["kind"] not in MODEL_KINDS:
+        raise AtomsparkError(f"config key 'model.kind': must be one of {MODEL_KINDS}")
     if out["data"]["kind"] not in ("hierarchical", "long-range"):
         raise AtomsparkError("config key 'data.kind': must be 'hierarchical' or 'long-range'")
     if not 0.0 < out["val_fraction"] < 1.0:

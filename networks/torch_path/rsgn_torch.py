@@ -141,9 +141,12 @@ class TorchRSGN(nn.Module):
         return alpha
 
     def forward(
-        self, tokens: torch.Tensor, n_steps: int | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Tokens (B, L, d_in) -> (class scores (B, C), final activations alpha (B, N))."""
+        self, tokens: torch.Tensor, n_steps: int | None = None, trace: bool = False
+    ) -> tuple[torch.Tensor, ...]:
+        """Tokens (B, L, d_in) -> (class scores (B, C), final activations alpha (B, N)).
+
+        trace=True adds a third output, (K + 1, B): each sequence's fraction of nodes above the
+        cutoff after ignition and after each of the K steps (the activity of every step)."""
         cfg = self.config
         sparse = cfg.mode == "sparse"
         tokens = tokens.to(self.positions.dtype)
@@ -155,6 +158,7 @@ class TorchRSGN(nn.Module):
         nb_size = nb.sum(1)
         pattern = self.edge_pattern() if sparse else None
         zero = torch.zeros((), dtype=alpha.dtype, device=alpha.device)
+        steps = [(alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach()] if trace else []
         for _ in range(cfg.n_steps if n_steps is None else int(n_steps)):
             gate = alpha > cfg.cutoff
             x = h * (alpha * gate)[:, :, None]
@@ -176,8 +180,11 @@ class TorchRSGN(nn.Module):
             if sparse:
                 alpha = torch.where(alpha > cfg.cutoff, alpha, zero)
                 h = h * (alpha > 0)[:, :, None]
+            if trace:
+                steps.append((alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach())
         features = torch.einsum("bn,bnd->bd", alpha, h)
-        return features @ self.cls_w + self.cls_b, alpha
+        scores = features @ self.cls_w + self.cls_b
+        return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
 
     @torch.no_grad()
     def project_(self) -> None:

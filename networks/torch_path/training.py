@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from atomspark.networks.rsgn.plasticity import (
     homeostatic_thresholds,
     prune_and_sprout,
 )
+from atomspark.networks.torch_path.baselines import build_baseline
 from atomspark.networks.torch_path.config import load_config, validate_config
 from atomspark.networks.torch_path.convert import (
     rsgn_from_torch,
@@ -73,6 +75,9 @@ def build_data(cfg: dict):
     """(train inputs, train targets, val inputs, val targets, extra) as NumPy arrays."""
     d, seed = cfg["data"], cfg["seed"]
     if cfg["task"] == "rsgn-sequence":
+        # The RSGN notebook draws one data set and one split (seed 42) for all its run seeds.
+        data_seed = seed if d["seed"] is None else d["seed"]
+        split_seed = seed if d["split_seed"] is None else d["split_seed"]
         gen = hierarchical_sequences if d["kind"] == "hierarchical" else long_range_sequences
         ds = gen(
             n=d["n"],
@@ -80,9 +85,9 @@ def build_data(cfg: dict):
             dim=d["dim"],
             n_classes=d["n_classes"],
             noise=d["noise"],
-            seed=seed,
+            seed=data_seed,
         )
-        train, val = ds.split(1.0 - cfg["val_fraction"], seed=seed)
+        train, val = ds.split(1.0 - cfg["val_fraction"], seed=split_seed)
         return train.tokens, train.labels, val.tokens, val.labels, {"n_classes": ds.n_classes}
     data = sparse_dictionary_data(
         n=d["n"],
@@ -114,6 +119,7 @@ def _rsgn_config(cfg: dict, d_in: int, n_classes: int) -> RSGNConfig:
         "k_nearest",
         "affinity_rank",
         "target_activity",
+        "ignition_sigma",
     )
     kw = {k: m[k] for k in keys}
     return RSGNConfig(
@@ -123,6 +129,12 @@ def _rsgn_config(cfg: dict, d_in: int, n_classes: int) -> RSGNConfig:
 
 def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
     """The torch module for the task, initialised from the NumPy reference's initialiser."""
+    if cfg["task"] == "rsgn-sequence" and cfg["model"]["kind"] != "rsgn":
+        m, d = cfg["model"], cfg["data"]
+        net = build_baseline(
+            m["kind"], input_dim, extra["n_classes"], d["length"], m["d_hidden"], m["layers"]
+        )
+        return net.to(device=device, dtype=dtype)
     if cfg["task"] == "rsgn-sequence":
         rc = _rsgn_config(cfg, input_dim, extra["n_classes"])
         return rsgn_to_torch(init_params(rc, seed=cfg["seed"]), rc).to(device=device, dtype=dtype)
@@ -137,6 +149,8 @@ def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
 
 
 def _check_data_matches(module, task: str, x: np.ndarray) -> None:
+    if task == "rsgn-sequence" and not hasattr(module, "config"):
+        return  # a baseline: built from the data's own shape
     want = module.config.d_in if task == "rsgn-sequence" else module.input_dim
     if x.shape[-1] != want:
         raise AtomsparkError(f"data: inputs have dimension {x.shape[-1]}, the model expects {want}")
@@ -206,7 +220,7 @@ def best_validation(metrics_path: Path) -> dict:
     return {
         "best_accuracy": best["accuracy"],
         "best_epoch": best["epoch"],
-        "best_activity": best["activity"],
+        "best_activity": best.get("activity"),
     }
 
 
@@ -224,6 +238,9 @@ def plot_metrics(metrics_path: Path, png_path: Path) -> None:
     for ax, key, title in zip(
         axes, ("loss", "accuracy", "activity"), ("loss", "accuracy", "active fraction")
     ):
+        if steps and key not in steps[0]:  # baselines have no activity
+            ax.set_title(f"{title}: not defined for this model")
+            continue
         ax.plot([r["step"] for r in steps], [r[key] for r in steps], label="train (batch)")
         if evals:
             ax.plot([r["step"] for r in evals], [r[key] for r in evals], "o-", label="validation")
@@ -246,7 +263,8 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     loss.backward()
     torch.nn.utils.clip_grad_norm_(module.parameters(), cfg["optimizer"]["grad_clip"])
     opt.step()
-    sched.step()
+    if cfg["optimizer"]["schedule"] != "cosine-epoch":
+        sched.step()
     module.project_()
     alpha_np = alpha.detach().to("cpu", torch.float64).numpy()
     p = cfg["plasticity"]
@@ -272,6 +290,21 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     acc = float((scores.argmax(1) == yb).double().mean())
     active = float((alpha > module.config.cutoff).double().mean())
     return {"loss": loss.item(), "accuracy": acc, "activity": active}
+
+
+def _baseline_step(module, opt, sched, xb, yb, cfg) -> dict:
+    """One AdamW step of a baseline (no slow time scale, no activity)."""
+    module.train()
+    with autocast_context(xb.device, cfg["mixed_precision"]):
+        scores = module(xb)
+    loss = torch.nn.functional.cross_entropy(scores.float(), yb)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(module.parameters(), cfg["optimizer"]["grad_clip"])
+    opt.step()
+    if cfg["optimizer"]["schedule"] != "cosine-epoch":
+        sched.step()
+    return {"loss": loss.item(), "accuracy": float((scores.argmax(1) == yb).double().mean())}
 
 
 def _structural_update(module, opt, slow: dict) -> None:
@@ -323,12 +356,22 @@ def _evaluate(module, cfg, x, y, extra, device, dtype) -> dict:
     xt = torch.from_numpy(x).to(device=device, dtype=dtype)
     if cfg["task"] == "rsgn-sequence":
         module.eval()
-        scores, alpha = module(xt)
         yt = torch.from_numpy(y).to(device)
+        if not hasattr(module, "config"):  # a baseline
+            scores = module(xt)
+            steps = {}
+        else:
+            scores, alpha, per_step = module(xt, trace=True)
+            by_step = per_step.double().mean(1)
+            steps = {
+                "activity": float((alpha > module.config.cutoff).double().mean()),
+                "activity_steps": float(by_step.mean()),  # ignition and every step
+                "activity_by_step": [float(a) for a in by_step],
+            }
         return {
             "loss": float(torch.nn.functional.cross_entropy(scores.float(), yt)),
             "accuracy": float((scores.argmax(1) == yt).double().mean()),
-            "activity": float((alpha > module.config.cutoff).double().mean()),
+            **steps,
         }
     m = cfg["model"]
     res = settle(
@@ -346,7 +389,12 @@ def _evaluate(module, cfg, x, y, extra, device, dtype) -> dict:
 
 def _export(module, task: str, path: Path) -> None:
     """Write the final model as the NumPy reference's model file (loadable by the simulator)."""
-    if task == "rsgn-sequence":
+    if task == "rsgn-sequence" and not hasattr(module, "config"):  # a baseline: its state dict
+        arrays = {
+            k: v.detach().to("cpu", torch.float64).numpy() for k, v in module.state_dict().items()
+        }
+        np.savez(path, **arrays)
+    elif task == "rsgn-sequence":
         params, rc = rsgn_from_torch(module.to(torch.float64))
         save_model(path, params, rc)
     else:
@@ -393,11 +441,13 @@ def train(
     if task == "rsgn-sequence":
         o = cfg["optimizer"]
         opt = torch.optim.AdamW(module.parameters(), lr=o["lr"], weight_decay=o["weight_decay"])
-        sched = (
-            torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
-            if o["schedule"] == "cosine"
-            else torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-        )
+        if o["schedule"] == "constant":
+            sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+        else:
+            per_epoch = o["schedule"] == "cosine-epoch"
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                opt, T_max=cfg["epochs"] if per_epoch else total
+            )
         p = cfg["plasticity"]
         slow["pcfg"] = PlasticityConfig(
             **{
@@ -456,8 +506,10 @@ def train(
 
     last: dict = {}
     ev: dict | None = None
+    is_rsgn = task == "rsgn-sequence" and cfg["model"]["kind"] == "rsgn"
     with open(metrics_path, "a", encoding="utf-8") as log:
         while epoch < cfg["epochs"]:
+            epoch_start = time.perf_counter()
             if order is None:
                 order = rng.permutation(len(x_tr))
                 pos = 0
@@ -467,9 +519,12 @@ def train(
                     return TrainResult(out, step, last, out / "model.npz")
                 idx = order[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
                 xb = torch.from_numpy(x_tr[idx]).to(device=device, dtype=dtype)
-                if task == "rsgn-sequence":
+                if is_rsgn:
                     yb = torch.from_numpy(y_tr[idx]).to(device)
                     last = _rsgn_step(module, opt, sched, xb, yb, cfg, slow)
+                elif task == "rsgn-sequence":
+                    yb = torch.from_numpy(y_tr[idx]).to(device)
+                    last = _baseline_step(module, opt, sched, xb, yb, cfg)
                 else:
                     last = _vn_step(module, xb, cfg, extra)
                 step += 1
@@ -482,13 +537,18 @@ def train(
                     checkpoint()
             epoch += 1
             order = None
-            if task == "rsgn-sequence" and cfg["plasticity"]["enabled"]:
+            if sched is not None and cfg["optimizer"]["schedule"] == "cosine-epoch":
+                sched.step()
+            if is_rsgn and cfg["plasticity"]["enabled"]:
                 if epoch % cfg["plasticity"]["structural_every"] == 0:
                     _structural_update(module, opt, slow)
                 else:
                     slow["history"].clear() if module.config.mode == "published" else None
             ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
-            log.write(json.dumps({"type": "eval", "step": step, "epoch": epoch, **ev}) + "\n")
+            # epoch_s: this epoch's training and validation wall time (load: 1-min load average)
+            timing = {"epoch_s": time.perf_counter() - epoch_start, "load": os.getloadavg()[0]}
+            row = {"type": "eval", "step": step, "epoch": epoch, **ev, **timing}
+            log.write(json.dumps(row) + "\n")
             log.flush()
     checkpoint()
     if ev is None:  # resumed a run that had already finished: evaluate the model as it is
