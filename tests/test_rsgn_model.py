@@ -97,7 +97,7 @@ def test_load_rejects_foreign_or_corrupt(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(n_steps=0), "n_steps"),
+        (dict(n_steps=-1), "n_steps"),
         (dict(mode="dense"), "mode"),
         (dict(tau=0.0), "tau"),
         (dict(cutoff=1.5), "cutoff"),
