@@ -11,7 +11,10 @@ from atomspark.networks.torch_path.vn_torch import joint_energy, settle  # noqa:
 from atomspark.networks.vn.model import VNModel  # noqa: E402
 from atomspark.networks.vn.settle import settle as np_settle  # noqa: E402
 
-SETTLE = dict(tol=1e-10, max_iter=200, sweeps=60)
+# tol 1e-8: above the float64 rounding floor of the restart test (E(z) - E(g) ~ 1e-20 near the
+# fixed point), where torch's and NumPy's matmul roundings could flip an accept and shift the
+# iteration count by a few steps; at 1e-8 the two paths run the same steps.
+SETTLE = dict(tol=1e-8, max_iter=200, sweeps=60)
 
 
 def _model(topk=None, seed=0):
@@ -39,17 +42,23 @@ def test_settle_matches_numpy_reference(method, masked, rng):
         np.testing.assert_allclose(g, g_ref, rtol=1e-6, atol=1e-8)
     energy = joint_energy(tm, out.codes, _t(x), _t(mask), _t(h_top)).detach().numpy()
     np.testing.assert_allclose(energy, ref.energy, rtol=1e-9)
+    # the same iteration (FISTA with function-value restart), step for step
+    np.testing.assert_array_equal(out.iterations.numpy(), ref.iterations)
 
 
 def test_settle_with_topk_matches_reference(rng):
+    """With top-k the problem is non-convex, so a different momentum rule (the torch path once
+    ran monotone FISTA) can end at a different code; the same iteration cannot. Iteration counts
+    agree to rounding: near a top-k switch the restart test sits at the float64 noise floor."""
     model = _model(topk=3)
-    x = rng.standard_normal((4, 12))
+    x = rng.standard_normal((12, 12))
     ref = np_settle(model, x, method="fista", **SETTLE)
     out = settle(vn_to_torch(model), _t(x), method="fista", **SETTLE)
     top = out.codes[-1].detach().numpy()
     assert np.all(np.count_nonzero(top, axis=1) <= 3)
     for g_ref, g in zip(ref.codes, out.codes):
         np.testing.assert_allclose(g.detach().numpy(), g_ref, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(out.iterations.numpy(), ref.iterations, rtol=0.02)
 
 
 def test_round_trip_is_bit_identical():
