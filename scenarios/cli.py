@@ -136,6 +136,25 @@ def print_comparison(report: dict) -> None:
         )
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.sweep_run import run_sweep
+
+    out = args.out or str(Path("results") / "sweeps" / Path(args.grid).stem)
+    summary = run_sweep(
+        args.grid,
+        out,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        retries=args.retries,
+        max_cells=args.max_cells,
+        force=args.force,
+        report_only=args.report,
+        connect_timeout=args.connect_timeout,
+        progress=sys.stderr.isatty(),
+    )
+    return 1 if summary.failed else 0
+
+
 def _cmd_hardware(args: argparse.Namespace) -> int:
     from atomspark.mapping.hardware import known_hardware, load_hardware
 
@@ -228,6 +247,31 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--no-fixed", action="store_true", help="skip the fixed-point engine run")
     cmp.add_argument("--out", default="results/compare")
     cmp.set_defaults(func=_cmd_compare)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run a grid of train/profile/compare/bench cells on Dask (resumable); "
+        "see docs/sweeps.md",
+    )
+    sw.add_argument("grid", help="GRID.toml: kind, base, seeds, [set], [axes], [[variants]]")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://HOST:PORT)")
+    where.add_argument(
+        "--workers", type=int, help="LocalCluster worker processes (default: one per core)"
+    )
+    sw.add_argument("--out", help="sweep folder (default results/sweeps/<grid name>)")
+    sw.add_argument(
+        "--report",
+        action="store_true",
+        help="compute nothing: write the report of the cells finished so far",
+    )
+    sw.add_argument("--retries", type=int, default=2, help="reruns of a cell whose worker died")
+    sw.add_argument("--max-cells", type=int, default=500, help="refuse larger grids (see --force)")
+    sw.add_argument("--force", action="store_true", help="run a grid above --max-cells")
+    sw.add_argument(
+        "--connect-timeout", type=float, default=10.0, help="seconds to reach --scheduler"
+    )
+    sw.set_defaults(func=_cmd_sweep)
 
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)
