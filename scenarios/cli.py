@@ -145,6 +145,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         out,
         scheduler=args.scheduler,
         workers=args.workers,
+        memory_limit=args.memory_limit,
         retries=args.retries,
         max_cells=args.max_cells,
         force=args.force,
@@ -258,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://HOST:PORT)")
     where.add_argument(
         "--workers", type=int, help="LocalCluster worker processes (default: one per core)"
+    )
+    sw.add_argument(
+        "--memory-limit",
+        default="auto",
+        help="LocalCluster memory per worker, e.g. 4GiB (auto: 90%% of RAM / workers)",
     )
     sw.add_argument("--out", help="sweep folder (default results/sweeps/<grid name>)")
     sw.add_argument(

@@ -170,8 +170,7 @@ def dask_client(
             "sweep needs dask.distributed, which this environment lacks: "
             "pip install 'atomspark[sweep]'"
         )
-    import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler is not None:
         try:
@@ -190,8 +189,50 @@ def dask_client(
             client.close()
         return
 
+    cluster, limit = local_cluster(workers, memory_limit, retries)
+    try:
+        client = Client(cluster)
+        try:
+            mem = "no memory limit" if not limit else f"{_gib(limit)} memory limit each"
+            info = ClusterInfo(
+                f"LocalCluster: {len(cluster.workers)} worker processes, 1 thread each, {mem}",
+                _dashboard(client),
+                limit or None,
+            )
+            yield client, info
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+def local_cluster(
+    workers: int | None = None, memory_limit: int | str | None = "auto", retries: int = RETRIES
+) -> tuple[object, int | None]:
+    """A LocalCluster and its memory limit per worker in bytes.
+
+    `workers` processes (default: one per core), one thread each, a memory limit per worker
+    ("auto": memory_per_worker; bytes or text such as "4GiB"; None: no limit) and `retries`
+    reruns of a task whose worker died. One thread per process because every cell is torch,
+    NumPy or Numba work that would otherwise start a thread per core in every worker and
+    oversubscribe the machine; processes, not threads, so that cells never share the GIL or
+    torch's global state, and a runaway cell costs only its own process."""
+    import dask
+    from dask.utils import parse_bytes
+    from distributed import LocalCluster
+
     n = require_int("--workers", workers if workers is not None else default_workers(), 1)
-    limit = memory_per_worker(n) if memory_limit == "auto" else memory_limit
+    if memory_limit == "auto":
+        limit = memory_per_worker(n)
+    elif isinstance(memory_limit, str):
+        try:
+            limit = parse_bytes(memory_limit)
+        except ValueError:
+            raise AtomsparkError(
+                f"--memory-limit {memory_limit!r}: expected bytes such as 4GiB or 'auto'"
+            ) from None
+    else:
+        limit = memory_limit
     has_bokeh = importlib.util.find_spec("bokeh") is not None
     with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
         cluster = LocalCluster(
@@ -203,24 +244,14 @@ def dask_client(
             silence_logs=logging.CRITICAL,
             env=WORKER_ENV,
         )
-    try:
-        client = Client(cluster)
-        try:
-            mem = "no memory limit" if not limit else f"{_gib(limit)} memory limit each"
-            info = ClusterInfo(
-                f"LocalCluster: {n} worker processes, 1 thread each, {mem}",
-                _dashboard(client) if has_bokeh else None,
-                limit or None,
-            )
-            yield client, info
-        finally:
-            client.close()
-    finally:
-        cluster.close()
+    return cluster, limit
 
 
 def _dashboard(client) -> str | None:
+    """The Dask dashboard's address, when the scheduler serves one (it needs bokeh)."""
     try:
+        if "dashboard" not in client.scheduler_info()["services"]:
+            return None
         return client.dashboard_link
     except Exception:  # noqa: BLE001 - no dashboard is not an error
         return None

@@ -1,0 +1,229 @@
+"""`atomspark sweep` on a real Dask LocalCluster of 2 worker processes (no mocks): a sweep equals
+the same cells run serially, a rerun computes nothing, a worker killed by pid mid-cell loses only
+that cell (resumed from its checkpoint), a cell's own error is recorded and the sweep goes on,
+and bad grids are refused with one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("distributed")
+
+from atomspark.scenarios.cli import main  # noqa: E402
+from atomspark.scenarios.sweep_cell import ATTEMPTS, cell_dir, execute_cell  # noqa: E402
+from atomspark.scenarios.sweep_run import (
+    local_cluster,
+    plan_grid,
+    prepare_folder,
+    run_sweep,
+)  # noqa: E402
+from atomspark.sim.validation import AtomsparkError  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+# 2 configs (the published and the sparse built-in RSGN) x 2 seeds, one epoch of 12 small steps
+# with a checkpoint after every step (so that a killed cell has something to resume from).
+TINY = """
+kind = "train"
+seeds = [0, 1]
+
+[set]
+epochs = 1
+device = "cpu"
+batch_size = 8
+checkpoint_every = 1
+"data.n" = 120
+
+[[variants]]
+name = "published"
+base = "rsgn-sequence"
+
+[[variants]]
+name = "sparse"
+base = "rsgn-sparse"
+"""
+# One more variant whose own command fails (model.d_in does not fit the data's dimension 8).
+BROKEN = """
+[[variants]]
+name = "broken"
+base = "rsgn-sequence"
+set = { "model.d_in" = 5 }
+"""
+
+
+def write_grid(folder: Path, text: str, name: str = "grid.toml") -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real LocalCluster: 2 worker processes, 1 thread each, as the sweep builds it."""
+    cluster, _ = local_cluster(workers=2, memory_limit="3GiB", retries=2)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    """Every cell of TINY run one after the other in this process (the oracle)."""
+    folder = tmp_path_factory.mktemp("serial")
+    plan = plan_grid(write_grid(folder, TINY))
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        records = {
+            c.id: execute_cell("train", c, str(folder / "out"), threads=1) for c in plan.cells
+        }
+    finally:
+        torch.set_num_threads(threads)
+    return folder / "out", records
+
+
+def _metrics(record: dict) -> dict:
+    return {k: v for k, v in record["result"].items() if k != "resumed_from_checkpoint"}
+
+
+def assert_cells_equal(out: Path, serial_out: Path, serial_records: dict) -> None:
+    for cell_id, expected in serial_records.items():
+        assert expected["status"] == "done"
+        got = json.loads((cell_dir(out, cell_id) / "result.json").read_text())
+        assert _metrics(got) == _metrics(expected), cell_id
+        with (
+            np.load(cell_dir(out, cell_id) / "model.npz") as a,
+            np.load(cell_dir(serial_out, cell_id) / "model.npz") as b,
+        ):
+            assert sorted(a.files) == sorted(b.files)
+            for key in a.files:
+                np.testing.assert_array_equal(a[key], b[key], err_msg=f"{cell_id} {key}")
+
+
+def test_sweep_equals_serial_and_rerun_computes_nothing(tmp_path, cluster, serial):
+    grid = write_grid(tmp_path, TINY)
+    out = tmp_path / "sweep"
+    lines: list[str] = []
+    summary = run_sweep(
+        grid, out, scheduler=cluster.scheduler_address, progress=False, log=lines.append
+    )
+    assert summary.computed == 4 and set(summary.statuses.values()) == {"done"}
+    assert_cells_equal(out, *serial)
+    report = json.loads((out / "report.json").read_text())
+    assert [g["group"] for g in report["groups"]] == ["variant=published", "variant=sparse"]
+    for group in report["groups"]:
+        stat = group["metrics"]["best_accuracy"]
+        values = [
+            r["result"]["best_accuracy"]
+            for r in serial[1].values()
+            if f"variant={r['labels']['variant']}" == group["group"]
+        ]
+        assert stat["n"] == 2 and stat["mean"] == pytest.approx(np.mean(values))
+        assert stat["std"] == pytest.approx(np.std(values, ddof=1))
+    assert "| variant=published | 2/0/0 |" in (out / "report.md").read_text()
+    image = __import__("matplotlib.image").image.imread(out / "report.png")
+    assert image.shape[0] > 200 and image.shape[1] > 400 and image.std() > 0.01
+
+    stamps = {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("*") if p.is_file()}
+    again = run_sweep(grid, out, scheduler="tcp://127.0.0.1:1", progress=False, log=lines.append)
+    assert again.computed == 0  # no cluster needed: the unreachable address is never contacted
+    assert stamps == {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("*") if p.is_file()}
+
+
+def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
+    tmp_path, cluster, serial
+):
+    grid = write_grid(tmp_path, TINY + BROKEN)
+    out = tmp_path / "sweep"
+    result: dict = {}
+
+    def sweep() -> None:
+        result["summary"] = run_sweep(
+            grid, out, scheduler=cluster.scheduler_address, progress=False, log=lambda s: None
+        )
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and thread.is_alive():
+        for partial in (out / "cells").glob("variant=p*.partial"):
+            if (partial / "checkpoint.pt").is_file():
+                pid = json.loads((partial / ATTEMPTS).read_text().splitlines()[-1])["pid"]
+                os.kill(pid, signal.SIGKILL)
+                killed = partial.name.removesuffix(".partial")
+                break
+        time.sleep(0.005)
+    thread.join(timeout=180)
+    assert killed is not None, "no cell was caught mid-run"
+    summary = result["summary"]
+    record = json.loads((cell_dir(out, killed) / "result.json").read_text())
+    assert record["attempts"] == 2 and record["result"]["resumed_from_checkpoint"]
+    assert_cells_equal(out, *serial)
+    assert sorted(f["labels"]["seed"] for f in summary.failed) == [0, 1]
+    assert all("model.d_in is 5" in f["reason"] for f in summary.failed)
+    assert "## Failed cells" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('kind = "train"\nbase = "rsgn-sequence"\n[axes]\n"optimizer.lrr" = [1e-3]', "lrr"),
+        ('kind = "train"\nbase = "rsgn-sequence"\n[axes]\n"model.n_nodes" = ["many"]', "int"),
+        ('kind = "train"\nbase = "rsgn-sequence"\n[axes]\nepochs = 2', "a list of values"),
+        ('kind = "train"\nbase = "rsgn-sequence"\nseeds = ["a"]', "list of integers"),
+        ('kind = "train"\nbase = "rsgn-sequence"\nseeds = []', "0 cells"),
+        ('kind = "train"\nbase = "rsgn-sequence"\n[axes]\n"data.n" = []', "0 cells"),
+        ('kind = "trian"\nbase = "rsgn-sequence"', "'kind'"),
+        ('kind = "train"\nbase = "no-such-config"', "no-such-config"),
+        ('kind = "profile"\nseeds = [0]\n[set]\nmodel = "m.npz"', "no seed"),
+        (
+            'kind = "train"\nbase = "rsgn-sequence"\nseeds = [0, 1, 2]\n[axes]\nepochs = [1, 2]',
+            "--force",
+        ),
+        ('kind = "train"\nbase = "rsgn-sequence"\nseed = 3', "unknown"),
+    ],
+)
+def test_bad_grid_is_one_line(tmp_path, capsys, text, message):
+    grid = write_grid(tmp_path, text)
+    with pytest.raises(AtomsparkError, match=message.replace("-", r"\-").replace(".", r"\.")):
+        plan_grid(grid, max_cells=5)
+    assert main(["sweep", str(grid), "--out", str(tmp_path / "o"), "--max-cells", "5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err
+
+
+def test_cap_is_lifted_by_force(tmp_path):
+    grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sequence"\nseeds = [0, 1, 2]')
+    assert len(plan_grid(grid, max_cells=2, force=True).cells) == 3
+
+
+def test_unreachable_scheduler_is_a_clear_error_within_the_timeout(tmp_path):
+    grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sequence"\n[set]\nepochs = 1')
+    start = time.monotonic()
+    with pytest.raises(AtomsparkError, match="no Dask scheduler answered within 2 s"):
+        run_sweep(grid, tmp_path / "o", scheduler="tcp://127.0.0.1:1", connect_timeout=2, log=print)
+    assert time.monotonic() - start < 15
+
+
+def test_folder_of_another_grid_is_refused_with_what_differs(tmp_path):
+    first = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sequence"\nseeds = [0]')
+    out = tmp_path / "o"
+    prepare_folder(out, plan_grid(first))
+    second = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]', "b.toml")
+    with pytest.raises(AtomsparkError, match=r"different grid \(variants\[base\]\.base"):
+        prepare_folder(out, plan_grid(second))
+    other = tmp_path / "not-a-sweep"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(AtomsparkError, match="not a sweep folder"):
+        prepare_folder(other, plan_grid(first))
