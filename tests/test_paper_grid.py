@@ -3,11 +3,12 @@ and a finished cell becomes one small JSON with per-epoch validation accuracy an
 
 import json
 
+import matplotlib.image
 import pytest
 import torch
 from atomspark.networks.torch_path.baselines import n_parameters
 from atomspark.networks.torch_path.training import build_model
-from atomspark.scenarios import paper_grid
+from atomspark.scenarios import paper_grid, paper_tables
 
 PAPER_PARAMETERS = {  # the paper's tables and ablation (RSGN), the released notebook (baselines)
     "hierarchical-transformer-seed42": 403_348,
@@ -55,10 +56,12 @@ def test_unknown_grid_is_one_error():
         paper_grid.cells("nope")
 
 
-def test_finished_cell_is_summarised_with_its_epochs(tmp_path):
+def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
+    """A tiny activity cell end to end: run, summarise (with the engine's Loihi 2 energy), then
+    the doc section and the accuracy-against-activity plot from the summary."""
     cell = paper_grid.Cell(
         "activity",
-        "tiny",
+        "target0.02-sigma0.05-k5",
         "rsgn-paper-sparse-hierarchical",
         {
             "epochs": 2,
@@ -74,7 +77,19 @@ def test_finished_cell_is_summarised_with_its_epochs(tmp_path):
     assert first["activity_steps"] == pytest.approx(sum(first["activity_by_step"]) / 3)
     assert summary["n_parameters"] > 0 and summary["wall_s"] > 0
     assert summary["best"]["accuracy"] == max(e["accuracy"] for e in summary["epochs"])
-    json.dumps(summary)  # small and serialisable
+    assert summary["engine"]["energy_per_sample_j"] > 0
+    assert 0.0 <= summary["engine"]["accuracy"] <= 1.0
+
+    results = tmp_path / "results"
+    (results / "activity").mkdir(parents=True)
+    (results / "activity" / "a.json").write_text(json.dumps(summary))
+    loaded = paper_tables.load_results(results)
+    text = paper_tables.render(loaded)
+    assert "| 0.02 | 0.05 | 5 | " in text and "µJ" in text
+    assert "main/hierarchical-transformer-seed42" in text  # listed as missing, not filled in
+    png = paper_tables.plot_activity(loaded, tmp_path / "curve.png")
+    image = matplotlib.image.imread(png)
+    assert image.shape[0] > 200 and image.shape[1] > 300 and image[..., :3].std() > 0.01
 
 
 def test_no_propagation_control_is_ignition_then_readout():
