@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -206,8 +207,9 @@ def plot_activity(results: dict, path: Path = PLOT) -> Path | None:
     return path
 
 
-def render(results: dict) -> str:
-    """The generated section of the doc."""
+def render(results: dict, plot: Path = PLOT, doc_dir: Path | None = None) -> str:
+    """The generated section of the doc; the activity plot is written to `plot` and linked
+    relative to `doc_dir` (default: the plot's own folder)."""
     parts, missing = [], []
     for task in TASKS:
         table, miss = main_table(results, task)
@@ -219,8 +221,9 @@ def render(results: dict) -> str:
     table, miss = activity_table(results)
     parts.append(f"### Accuracy against activity (sparse configuration, 10 epochs)\n\n{table}")
     missing += miss
-    if plot_activity(results):
-        parts.append(f"![accuracy against activity]({PLOT.relative_to(DOC.parent).as_posix()})\n")
+    if plot_activity(results, plot):
+        link = os.path.relpath(plot, doc_dir or plot.parent)
+        parts.append(f"![accuracy against activity]({Path(link).as_posix()})\n")
     dates = sorted(r["finished"] for r in results.values())
     machines = sorted({r["machine"] for r in results.values()})
     parts.append(
@@ -244,7 +247,7 @@ def write_doc(doc: Path = DOC, results: Path = RESULTS) -> Path:
         text = text.rstrip() + f"\n\n{BEGIN}\n{END}\n"
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    body = render(load_results(results))
+    body = render(load_results(results), results / PLOT.name, doc.parent)
     atomic_write_text(doc, f"{head}{BEGIN}\n{body}\n{END}{tail}")
     return doc
 

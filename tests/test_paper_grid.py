@@ -84,8 +84,8 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
     (results / "activity").mkdir(parents=True)
     (results / "activity" / "a.json").write_text(json.dumps(summary))
     loaded = paper_tables.load_results(results)
-    text = paper_tables.render(loaded)
-    assert "| 0.02 | 0.05 | 5 | " in text and "µJ" in text
+    text = paper_tables.render(loaded, tmp_path / "curve.png", tmp_path)
+    assert "| 0.02 | 0.05 | 5 | " in text and "µJ" in text and "(curve.png)" in text
     assert "main/hierarchical-transformer-seed42" in text  # listed as missing, not filled in
     png = paper_tables.plot_activity(loaded, tmp_path / "curve.png")
     image = matplotlib.image.imread(png)
