@@ -1,154 +1,67 @@
-"""The RSGN paper-reproduction grid: which training runs make up docs/paper_reproduction.md, how
-to run them resumably, and how each finished run becomes one small JSON under docs/results/rsgn/.
+"""The RSGN paper-reproduction grids: which `atomspark sweep` runs make up
+docs/paper_reproduction.md, and how each finished cell becomes one small JSON under
+docs/results/rsgn/<grid>/<cell>.json.
 
-A cell is a built-in config plus overrides. Grids:
-- "main": both tasks x {logistic floor, MLP, Transformer, Sparse Transformer, LSTM, RSGN with and
-  without Hebbian updates} x seeds 42, 43, 44, at the released protocol (50 epochs).
-- "ablation": the paper's ablation on the hierarchical task (seed 42): no Hebbian, K 3, K 1,
-  128 and 512 nodes (the full model is the main grid's cell).
-- "activity": the sparse configuration at homeostatic targets 0.1 .. 0.01 (with a matching
-  ignition width), each with and without propagation (K = 0: ignition, then readout),
-  hierarchical task, seed 42, a 10-epoch budget.
+The grids are sweep files in scenarios/configs/grids/ (the sweep verb runs and resumes them):
+- main: both tasks x {logistic floor trained by the protocol, MLP, Transformer, Sparse
+  Transformer, LSTM, RSGN with and without Hebbian updates} x seeds 42, 43, 44 at the released
+  protocol (two files: seed 42 first, then 43 and 44);
+- ablation: the paper's ablation on the hierarchical task (seed 42);
+- activity: sparse RSGN at homeostatic targets 0.1 .. 0.01 with and without propagation.
 
-    python -m atomspark.scenarios.paper_grid run main --runs results/rsgn-paper [--only 'hier*']
-    python -m atomspark.scenarios.paper_grid collect --runs results/rsgn-paper
-
-`run` skips finished cells and resumes interrupted ones from their checkpoints; `collect` writes
-docs/results/rsgn/<grid>/<cell>.json for every finished cell.
+    atomspark sweep scenarios/configs/grids/rsgn-paper-main-seed42.toml --workers 1
+    python -m atomspark.scenarios.paper_grid collect      # finished cells -> docs/results/rsgn
+    python -m atomspark.scenarios.paper_grid list         # done / todo per cell
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import fnmatch
 import json
 import os
 import platform
-import shutil
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from atomspark.networks.model_io import atomic_write_text
 from atomspark.sim.validation import AtomsparkError
 
+GRID_DIR = Path(__file__).resolve().parent / "configs" / "grids"
+GRIDS = {
+    "main": ("rsgn-paper-main-seed42", "rsgn-paper-main-seeds43-44"),
+    "ablation": ("rsgn-paper-ablation",),
+    "activity": ("rsgn-paper-activity",),
+}
+SWEEPS = Path("results") / "sweeps"  # the sweep verb's default: results/sweeps/<grid file stem>
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "rsgn"
 SEEDS = (42, 43, 44)
 TASKS = {"hierarchical": "rsgn-paper-hierarchical", "long-range": "rsgn-paper-long-range"}
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "rsgn"
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One training run: `grid`/`name`, a built-in config and overrides of its keys."""
+def cells(grid: str) -> list[tuple[str, str, object]]:
+    """(name, sweep file stem, sweep cell) for each cell of the grid, in run order. Names:
+    main "<task>-<model>-seed<N>", ablation and activity the variant's name (seed 42)."""
+    from atomspark.scenarios.sweep_run import plan_grid
 
-    grid: str
-    name: str
-    base: str
-    overrides: dict = field(default_factory=dict)
-
-    def config(self) -> dict:
-        """The validated config of this cell."""
-        from atomspark.networks.torch_path.config import load_config, validate_config
-        from atomspark.scenarios.cli import builtin_config
-
-        cfg = load_config(builtin_config(self.base))
-        return validate_config(_merge(cfg, self.overrides))
-
-
-def _merge(cfg: dict, overrides: dict) -> dict:
-    out = copy.deepcopy(cfg)
-    for key, value in overrides.items():
-        if isinstance(value, dict):
-            out[key] = {**out.get(key, {}), **value}
-        else:
-            out[key] = value
+    if grid not in GRIDS:
+        raise AtomsparkError(f"grid {grid!r}: unknown ({', '.join(GRIDS)})")
+    out = []
+    for stem in GRIDS[grid]:
+        for cell in plan_grid(GRID_DIR / f"{stem}.toml").cells:
+            name = cell.labels["variant"]
+            out.append(
+                (f"{name}-seed{cell.labels['seed']}" if grid == "main" else name, stem, cell)
+            )
     return out
 
 
-def _baseline(kind: str, task: str) -> dict:
-    """The released notebook's baselines: the long-range Transformer has 3 layers."""
-    layers = 3 if (kind == "transformer" and task == "long-range") else 2
-    return {"model": {"kind": kind, "layers": layers}}
-
-
-MODELS = {  # name -> overrides per task (None: the task's RSGN config as it is)
-    "mean-linear": lambda task: _baseline("mean-linear", task),  # the floor trained as the rest
-    "mlp": lambda task: _baseline("mlp", task),
-    "transformer": lambda task: _baseline("transformer", task),
-    "sparse-transformer": lambda task: _baseline("sparse-transformer", task),
-    "lstm": lambda task: _baseline("lstm", task),
-    "rsgn-hebbian": lambda task: {},
-    "rsgn": lambda task: {"plasticity": {"enabled": False}},
-}
-ABLATION = {
-    "no-hebbian": {"plasticity": {"enabled": False}},
-    "k3": {"model": {"n_steps": 3}},
-    "k1": {"model": {"n_steps": 1}},
-    "nodes128": {"model": {"n_nodes": 128}},
-    "nodes512": {"model": {"n_nodes": 512}},
-}
-# (homeostatic target, ignition width): the ignition alone lights ~58 % of the nodes at width
-# 0.4 (untrained, 64 spark points), ~5 % at 0.1 and ~2 % at 0.05, so a sparse run needs both.
-ACTIVITY_POINTS = ((0.02, 0.05), (0.01, 0.03), (0.05, 0.1), (0.1, 0.4))
-ACTIVITY_EPOCHS = 10  # budget: a 10-epoch cosine schedule (the main grid runs 50)
-
-
-def cells(grid: str) -> list[Cell]:
-    """The grid's cells, cheapest and most informative first."""
-    if grid == "main":
-        out = []
-        for seed in SEEDS:
-            for model in MODELS:
-                for task, base in TASKS.items():
-                    over = {"seed": seed, **MODELS[model](task)}
-                    out.append(Cell("main", f"{task}-{model}-seed{seed}", base, over))
-        return out
-    if grid == "ablation":
-        base = TASKS["hierarchical"]
-        return [Cell("ablation", name, base, {"seed": 42, **o}) for name, o in ABLATION.items()]
-    if grid == "activity":
-        out = []
-        for target, sigma in ACTIVITY_POINTS:
-            for k in (5, 0):
-                model = {"target_activity": target, "ignition_sigma": sigma, "n_steps": k}
-                over = {"seed": 42, "epochs": ACTIVITY_EPOCHS, "model": model}
-                name = f"target{target:g}-sigma{sigma:g}-k{k}"
-                out.append(Cell("activity", name, "rsgn-paper-sparse-hierarchical", over))
-        return out
-    raise AtomsparkError(f"grid {grid!r}: unknown (main, ablation, activity)")
-
-
-# ----- running ---------------------------------------------------------------------------------
-def run_cell(cell: Cell, runs: Path) -> Path:
-    """Train one cell into runs/<grid>/<name>; resume it if a checkpoint is there."""
-    from atomspark.networks.torch_path.training import CHECKPOINT, train
-
-    out = runs / cell.grid / cell.name
-    if (out / "final_metrics.json").is_file():
-        return out
-    resume = (out / CHECKPOINT).is_file()
-    if out.exists() and not resume:
-        shutil.rmtree(out)  # started but never checkpointed: nothing worth keeping
-    cfg = cell.config()
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "cell.json", json.dumps({"cell": vars(cell), "config": cfg}))
-    train(cfg, out, resume=resume, progress=False)
-    return out
-
-
-def run(grid: str, runs: Path, only: str | None = None) -> None:
-    """Run the grid's unfinished cells in order (those matching the glob `only`)."""
-    from tqdm import tqdm
-
-    todo = [c for c in cells(grid) if only is None or fnmatch.fnmatch(c.name, only)]
-    for cell in tqdm(todo, desc=f"grid {grid}", unit="cell"):
-        tqdm.write(f"[grid] {cell.grid}/{cell.name}")
-        run_cell(cell, runs)
+def cell_folder(sweeps: Path, stem: str, cell) -> Path:
+    """Where the sweep verb leaves a finished cell."""
+    return sweeps / stem / "cells" / cell.id
 
 
 # ----- results -----------------------------------------------------------------------------------
-def summarise(cell: Cell, out: Path) -> dict:
+def summarise(grid: str, name: str, out: Path) -> dict:
     """The small JSON committed per cell: config, seed, per-epoch validation accuracy and
     activity, best and last epoch, parameter count, wall time, date and machine."""
     import torch
@@ -156,7 +69,7 @@ def summarise(cell: Cell, out: Path) -> dict:
     from atomspark.networks.torch_path.config import validate_config
     from atomspark.networks.torch_path.training import build_model
 
-    cfg = validate_config(json.loads((out / "cell.json").read_text())["config"])
+    cfg = validate_config(json.loads((out / "cell.json").read_text())["params"])
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line]
     evals = [r for r in rows if r["type"] == "eval"]
     keep = ("epoch", "accuracy", "loss", "activity", "activity_steps", "activity_by_step")
@@ -164,10 +77,10 @@ def summarise(cell: Cell, out: Path) -> dict:
     best = max(epochs, key=lambda r: (r["accuracy"], -r["epoch"]))
     d = cfg["data"]
     module = build_model(cfg, d["dim"], {"n_classes": d["n_classes"]}, "cpu", torch.float32)
-    engine = engine_costs(out, cfg) if cell.grid == "activity" else None
+    engine = engine_costs(out, cfg) if grid == "activity" else None
     return {
-        "grid": cell.grid,
-        "cell": cell.name,
+        "grid": grid,
+        "cell": name,
         "engine": engine,
         "seed": cfg["seed"],
         "config": cfg,
@@ -177,7 +90,7 @@ def summarise(cell: Cell, out: Path) -> dict:
         "last": epochs[-1],
         "wall_s": sum(r.get("epoch_s", 0.0) for r in epochs),
         "finished": datetime.fromtimestamp(
-            (out / "final_metrics.json").stat().st_mtime, timezone.utc
+            (out / "result.json").stat().st_mtime, timezone.utc
         ).isoformat(timespec="seconds"),
         "machine": _machine(),
     }
@@ -226,12 +139,14 @@ def logistic_floor(task: str) -> dict:
     20 %. Deterministic: the data and the split do not depend on the run seed."""
     import time
 
+    from atomspark.networks.torch_path.config import load_config
     from atomspark.networks.torch_path.training import build_data
+    from atomspark.scenarios.cli import builtin_config
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    cfg = Cell("main", f"{task}-floor-sklearn", TASKS[task]).config()
+    cfg = load_config(builtin_config(TASKS[task]))
     x_tr, y_tr, x_va, y_va, extra = build_data(cfg)
     t0 = time.perf_counter()
     fit = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
@@ -260,7 +175,7 @@ def _machine() -> str:
     )
 
 
-def collect(runs: Path, results: Path = RESULTS) -> list[Path]:
+def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
     """Write results/<grid>/<cell>.json for every finished cell of every grid, and the floor."""
     written = []
     for task in TASKS:
@@ -269,14 +184,14 @@ def collect(runs: Path, results: Path = RESULTS) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps(logistic_floor(task), indent=1) + "\n")
             written.append(path)
-    for grid in ("main", "ablation", "activity"):
-        for cell in cells(grid):
-            out = runs / grid / cell.name
-            if not (out / "final_metrics.json").is_file():
+    for grid in GRIDS:
+        for name, stem, cell in cells(grid):
+            out = cell_folder(sweeps, stem, cell)
+            if not (out / "result.json").is_file():
                 continue
-            path = results / grid / f"{cell.name}.json"
+            path = results / grid / f"{name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps(summarise(cell, out), indent=1) + "\n")
+            atomic_write_text(path, json.dumps(summarise(grid, name, out), indent=1) + "\n")
             written.append(path)
     return written
 
@@ -284,26 +199,20 @@ def collect(runs: Path, results: Path = RESULTS) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m atomspark.scenarios.paper_grid")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="train a grid's unfinished cells (resumable)")
-    r.add_argument("grid", choices=("main", "ablation", "activity"))
-    r.add_argument("--runs", type=Path, default=Path("results/rsgn-paper"))
-    r.add_argument("--only", help="glob on cell names, e.g. 'hierarchical-*-seed42'")
     c = sub.add_parser("collect", help="finished cells -> docs/results/rsgn/<grid>/<cell>.json")
-    c.add_argument("--runs", type=Path, default=Path("results/rsgn-paper"))
-    ls = sub.add_parser("list", help="print a grid's cells and whether they finished")
-    ls.add_argument("grid", choices=("main", "ablation", "activity"))
-    ls.add_argument("--runs", type=Path, default=Path("results/rsgn-paper"))
+    c.add_argument("--sweeps", type=Path, default=SWEEPS, help="folder of the sweep folders")
+    ls = sub.add_parser("list", help="each grid's cells and whether they finished")
+    ls.add_argument("--sweeps", type=Path, default=SWEEPS)
     args = ap.parse_args(argv)
     try:
-        if args.cmd == "run":
-            run(args.grid, args.runs, args.only)
-        elif args.cmd == "collect":
-            for path in collect(args.runs):
+        if args.cmd == "collect":
+            for path in collect(args.sweeps):
                 print(path)
         else:
-            for cell in cells(args.grid):
-                done = (args.runs / cell.grid / cell.name / "final_metrics.json").is_file()
-                print(f"{'done' if done else 'todo'}  {cell.grid}/{cell.name}")
+            for grid in GRIDS:
+                for name, stem, cell in cells(grid):
+                    done = (cell_folder(args.sweeps, stem, cell) / "result.json").is_file()
+                    print(f"{'done' if done else 'todo'}  {grid}/{name}  ({stem})")
     except AtomsparkError as exc:
         print(f"error: {exc}")
         return 2

@@ -1,6 +1,7 @@
 """The paper-reproduction grid: every cell is a valid config with the paper's parameter count,
 and a finished cell becomes one small JSON with per-epoch validation accuracy and activity."""
 
+import copy
 import json
 
 import matplotlib.image
@@ -9,6 +10,8 @@ import torch
 from atomspark.networks.torch_path.baselines import n_parameters
 from atomspark.networks.torch_path.training import build_model
 from atomspark.scenarios import paper_grid, paper_tables
+from atomspark.scenarios.sweep_cell import execute_cell
+from atomspark.scenarios.sweep_grid import Cell
 
 PAPER_PARAMETERS = {  # the paper's tables and ablation (RSGN), the released notebook (baselines)
     "hierarchical-transformer-seed42": 403_348,
@@ -24,23 +27,29 @@ PAPER_PARAMETERS = {  # the paper's tables and ablation (RSGN), the released not
 }
 
 
-def _n_params(cell) -> int:
-    cfg = cell.config()
-    d = cfg["data"]
-    return n_parameters(build_model(cfg, d["dim"], {"n_classes": d["n_classes"]}, "cpu", None))
+def _n_params(params: dict) -> int:
+    d = params["data"]
+    return n_parameters(build_model(params, d["dim"], {"n_classes": d["n_classes"]}, "cpu", None))
 
 
 def test_grid_cells_have_the_papers_parameter_counts():
-    by_name = {c.name: c for g in ("main", "ablation") for c in paper_grid.cells(g)}
-    assert {name: _n_params(by_name[name]) for name in PAPER_PARAMETERS} == PAPER_PARAMETERS
+    by_name = {name: c for g in ("main", "ablation") for name, _, c in paper_grid.cells(g)}
+    counts = {name: _n_params(by_name[name].params) for name in PAPER_PARAMETERS}
+    assert counts == PAPER_PARAMETERS
 
 
 def test_main_grid_is_both_tasks_all_models_three_seeds_at_the_released_protocol():
     main = paper_grid.cells("main")
-    assert len(main) == 2 * len(paper_grid.MODELS) * 3
-    for cell in main:
-        cfg = cell.config()
-        assert cfg["seed"] in (42, 43, 44) and cfg["epochs"] == 50
+    expected = {
+        f"{task}-{model}-seed{seed}"
+        for task in paper_grid.TASKS
+        for model in paper_tables.MODELS
+        for seed in paper_grid.SEEDS
+    }
+    assert {name for name, _, _ in main} == expected and len(main) == len(expected)
+    for _, _, cell in main:
+        cfg = cell.params
+        assert cfg["epochs"] == 50
         assert (cfg["data"]["seed"], cfg["data"]["split_seed"]) == (42, 42)
         assert cfg["optimizer"] == {
             "lr": 1e-3,
@@ -57,20 +66,18 @@ def test_unknown_grid_is_one_error():
 
 
 def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
-    """A tiny activity cell end to end: run, summarise (with the engine's Loihi 2 energy), then
-    the doc section and the accuracy-against-activity plot from the summary."""
-    cell = paper_grid.Cell(
-        "activity",
-        "target0.02-sigma0.05-k5",
-        "rsgn-paper-sparse-hierarchical",
-        {
-            "epochs": 2,
-            "data": {"n": 60, "length": 16},
-            "model": {"n_nodes": 16, "k_nearest": 4, "d_hidden": 8, "n_steps": 2},
-        },
-    )
-    out = paper_grid.run_cell(cell, tmp_path)
-    summary = paper_grid.summarise(cell, out)
+    """A tiny activity cell end to end through the sweep's cell runner: summarise (with the
+    engine's Loihi 2 energy), then the doc section and the accuracy-against-activity plot."""
+    name, stem, grid_cell = paper_grid.cells("activity")[1]
+    assert grid_cell.params["model"]["n_steps"] == 5
+    params = copy.deepcopy(grid_cell.params)
+    params.update(epochs=2)
+    params["data"].update(n=60, length=16)
+    params["model"].update(n_nodes=16, k_nearest=4, d_hidden=8, n_steps=2)
+    cell = Cell(grid_cell.id, grid_cell.labels, params)
+    sweep = tmp_path / "sweeps"
+    assert execute_cell("train", cell, str(sweep / stem))["status"] == "done"
+    summary = paper_grid.summarise("activity", name, paper_grid.cell_folder(sweep, stem, cell))
     assert [e["epoch"] for e in summary["epochs"]] == [1, 2]
     first = summary["epochs"][0]
     assert len(first["activity_by_step"]) == 3  # ignition and K = 2 steps
@@ -82,10 +89,11 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
 
     results = tmp_path / "results"
     (results / "activity").mkdir(parents=True)
-    (results / "activity" / "a.json").write_text(json.dumps(summary))
+    (results / "activity" / f"{name}.json").write_text(json.dumps(summary))
     loaded = paper_tables.load_results(results)
     text = paper_tables.render(loaded, tmp_path / "curve.png", tmp_path)
-    assert "| 0.02 | 0.05 | 5 | " in text and "µJ" in text and "(curve.png)" in text
+    target = grid_cell.params["model"]["target_activity"]
+    assert f"| {target:g} | " in text and "µJ" in text and "(curve.png)" in text
     assert "main/hierarchical-transformer-seed42" in text  # listed as missing, not filled in
     png = paper_tables.plot_activity(loaded, tmp_path / "curve.png")
     image = matplotlib.image.imread(png)
@@ -93,10 +101,9 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
 
 
 def test_no_propagation_control_is_ignition_then_readout():
-    cell = paper_grid.Cell(
-        "activity", "k0", "rsgn-paper-sparse-hierarchical", {"model": {"n_steps": 0}}
-    )
-    cfg = cell.config()
+    k0 = [c for name, _, c in paper_grid.cells("activity") if name.endswith("-k0")]
+    assert len(k0) == len(paper_grid.cells("activity")) // 2
+    cfg = k0[0].params
     torch.manual_seed(0)
     module = build_model(cfg, 32, {"n_classes": 20}, "cpu", torch.float64)
     x = torch.randn(3, 64, 32, dtype=torch.float64)
