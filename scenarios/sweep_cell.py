@@ -20,8 +20,8 @@ import time
 import traceback
 from pathlib import Path
 
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.scenarios.sweep_grid import Cell
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 RESULT = "result.json"
 FAILED = "failed.json"
@@ -57,8 +57,6 @@ def read_failure(out: Path, cell_id: str) -> dict | None:
 
 def one_line(exc: BaseException, limit: int = 240) -> str:
     """An error as one line: the project's own errors by their message, others with their type."""
-    from atomspark.sim.validation import AtomsparkError
-
     text = " ".join(str(exc).split()) or "(no message)"
     if not isinstance(exc, AtomsparkError):
         text = f"{type(exc).__name__}: {text}"

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -26,7 +26,7 @@ from atomspark.scenarios.sweep_grid import (
     read_toml,
     set_dotted,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 @dataclass(frozen=True)

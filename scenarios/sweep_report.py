@@ -13,8 +13,8 @@ import math
 import os
 from pathlib import Path
 
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.scenarios.sweep_grid import Cell
+from atomspark.sim.core import atomic_write_text
 
 
 def numeric_results(record: dict) -> dict[str, float]:

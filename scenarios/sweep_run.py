@@ -26,12 +26,12 @@ import json
 import logging
 import os
 import platform
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.scenarios.sweep_cell import (
     execute_cell,
     one_line,
@@ -42,7 +42,7 @@ from atomspark.scenarios.sweep_cell import (
 from atomspark.scenarios.sweep_grid import Cell, Grid, grid_differences, parse_grid, read_toml
 from atomspark.scenarios.sweep_kinds import KINDS, Kind, check_grid
 from atomspark.scenarios.sweep_report import write_report
-from atomspark.sim.validation import AtomsparkError, require_int
+from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 
 MAX_CELLS = 500
 CONNECT_TIMEOUT_S = 10.0
@@ -311,7 +311,8 @@ def run_sweep(
 
 
 def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
-    """Submit one Dask task per cell and follow them to the end with a progress bar."""
+    """Submit one Dask task per cell and follow them to the end: a progress bar on a terminal,
+    otherwise one line per finished cell (done / running / failed / left, ETA)."""
     from distributed import wait
     from tqdm import tqdm
 
@@ -320,7 +321,7 @@ def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
         client.submit(execute_cell, plan.grid.kind, c, str(out.resolve()), key=k, retries=retries)
         for k, c in keys.items()
     ]
-    pending, ok, failed = set(futures), 0, 0
+    pending, ok, failed, start = set(futures), 0, 0, time.monotonic()
     bar = tqdm(total=len(futures), unit="cell", desc="[sweep]", disable=not progress)
     try:
         while pending:
@@ -341,14 +342,23 @@ def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
                     bar.write(f"[sweep] failed {cell.id}: {record['reason']}")
                 bar.update(1)
             running = _running(client, keys)
-            bar.set_postfix_str(
-                f"done {ok} running {running} failed {failed} left {len(pending) - running}"
-            )
+            state = f"done {ok} running {running} failed {failed} left {len(pending) - running}"
+            bar.set_postfix_str(state)
+            if done and not progress:
+                finished = ok + failed
+                eta = (time.monotonic() - start) / finished * len(pending)
+                log(f"[sweep] {finished}/{len(futures)}: {state}, ETA {_duration(eta)}")
     except KeyboardInterrupt:
         client.cancel(futures)
         raise
     finally:
         bar.close()
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 def _running(client, keys: dict) -> int:

@@ -26,7 +26,7 @@ from atomspark.scenarios.sweep_run import (
     prepare_folder,
     run_sweep,
 )  # noqa: E402
-from atomspark.sim.validation import AtomsparkError  # noqa: E402
+from atomspark.sim.core import AtomsparkError  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
