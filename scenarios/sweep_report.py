@@ -97,9 +97,10 @@ def markdown(groups: list[dict], columns: list[str], summary: dict) -> str:
     lines = [
         f"# Sweep report: {summary['kind']} grid {summary['grid']}",
         "",
-        f"Written {summary['written']} on {summary['machine']['host']} "
-        f"({summary['machine']['platform']}, {summary['machine']['cpus']} CPUs, load average "
-        f"{_load(summary)}); {summary['cluster'] or 'no cells computed in this run'}.",
+        f"Written {summary['written']}. Cells computed by:",
+        "",
+        *[_run_line(run) for run in summary["runs"]],
+        "",
         "Each entry: mean ± sample standard deviation over the finished seeds of the group "
         "(n - 1; a single seed shows no ±). wall_s: the cell's last attempt, on a shared machine.",
         "",
@@ -118,9 +119,14 @@ def markdown(groups: list[dict], columns: list[str], summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load(summary: dict) -> str:
-    load = summary["machine"].get("loadavg")
-    return "n/a" if load is None else " ".join(f"{x:.2f}" for x in load)
+def _run_line(run: dict) -> str:
+    load = run.get("loadavg")
+    load = "n/a" if load is None else " ".join(f"{x:.2f}" for x in load)
+    return (
+        f"- {run['cells_computed']} cell(s), finished {run['finished']} on {run['host']} "
+        f"({run['platform']}, {run['cpus']} CPUs, load average {load} at the end); "
+        f"{run['cluster']}"
+    )
 
 
 def plot(groups: list[dict], columns: list[str], path: Path, title: str) -> None:
@@ -131,8 +137,13 @@ def plot(groups: list[dict], columns: list[str], path: Path, title: str) -> None
     import matplotlib.pyplot as plt
 
     n = max(len(columns), 1)
-    fig, axes = plt.subplots(1, n, figsize=(max(4.0, 1.0 + 0.9 * len(groups)) * n, 4.2))
-    axes = [axes] if n == 1 else list(axes)
+    ncols = min(n, 3)
+    nrows = -(-n // ncols)
+    width = max(4.0, 1.0 + 0.9 * len(groups))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 4.2 * nrows), squeeze=False)
+    axes = list(axes.ravel())
+    for ax in axes[len(columns) :]:
+        ax.set_visible(False)
     names = [g["group"] for g in groups]
     for ax, key in zip(axes, columns):
         for i, g in enumerate(groups):
@@ -167,8 +178,7 @@ def write_report(
         "grid": summary["grid"],
         "kind": summary["kind"],
         "written": summary["written"],
-        "machine": summary["machine"],
-        "cluster": summary["cluster"],
+        "runs": summary["runs"],
         "statistic": "mean and sample standard deviation (n - 1) over finished seeds",
         "columns": columns,
         "groups": groups,

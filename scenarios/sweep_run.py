@@ -233,24 +233,31 @@ def local_cluster(
             ) from None
     else:
         limit = memory_limit
-    has_bokeh = importlib.util.find_spec("bokeh") is not None
-    with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
+    settings = {
+        "distributed.scheduler.allowed-failures": retries,
+        "distributed.scheduler.worker-saturation": 1.0,  # a worker holds only the cell it runs
+    }
+    with dask.config.set(settings):
         cluster = LocalCluster(
             n_workers=n,
             threads_per_worker=1,
             processes=True,
             memory_limit=limit,
-            dashboard_address=":0" if has_bokeh else None,
+            dashboard_address=":0",  # any free port: sweeps side by side do not collide
             silence_logs=logging.CRITICAL,
             env=WORKER_ENV,
         )
     return cluster, limit
 
 
+def _scheduler_has_bokeh() -> bool:
+    return importlib.util.find_spec("bokeh") is not None
+
+
 def _dashboard(client) -> str | None:
-    """The Dask dashboard's address, when the scheduler serves one (it needs bokeh)."""
+    """The Dask dashboard's address, when the scheduler can serve one (it needs bokeh)."""
     try:
-        if "dashboard" not in client.scheduler_info()["services"]:
+        if not client.run_on_scheduler(_scheduler_has_bokeh):
             return None
         return client.dashboard_link
     except Exception:  # noqa: BLE001 - no dashboard is not an error
@@ -362,11 +369,15 @@ def _duration(seconds: float) -> str:
 
 
 def _running(client, keys: dict) -> int:
+    """Cells being computed now: tasks a worker holds, at most one per worker thread."""
     try:
         processing = client.processing()
     except Exception:  # noqa: BLE001 - progress is best effort
         return 0
-    return sum(1 for ks in processing.values() for k in ks if k in keys)
+    threads = client.nthreads()
+    return sum(
+        min(threads.get(w, 1), sum(1 for k in ks if k in keys)) for w, ks in processing.items()
+    )
 
 
 def _lost_reason(exc: BaseException | None, info: ClusterInfo) -> str:
@@ -379,6 +390,28 @@ def _lost_reason(exc: BaseException | None, info: ClusterInfo) -> str:
             f"limit{limit} is stopped this way"
         )
     return one_line(exc) if exc is not None else "cancelled"
+
+
+def _runs(out: Path, computed: int, cluster: ClusterInfo | None) -> list[dict]:
+    """The runs that computed cells in this folder (earlier ones from summary.json, plus this
+    one when it computed any): date, machine, load and cluster, for the report's header."""
+    try:
+        runs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        runs = []
+    if computed:
+        runs.append(
+            {
+                "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "cells_computed": computed,
+                "host": platform.node(),
+                "platform": platform.platform(),
+                "cpus": os.cpu_count(),
+                "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+                "cluster": None if cluster is None else cluster.description,
+            }
+        )
+    return runs
 
 
 def _finish(out: Path, plan: Plan, computed: int, cluster, log) -> SweepSummary:
@@ -407,19 +440,11 @@ def _finish(out: Path, plan: Plan, computed: int, cluster, log) -> SweepSummary:
             row.update(reason=failure["reason"], attempts=failure.get("attempts"))
             failed.append(row)
         rows.append(row)
-    machine = {
-        "host": platform.node(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
     summary = {
         "grid": str(plan.grid.source),
         "kind": plan.grid.kind,
         "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine,
-        "cluster": None if cluster is None else cluster.description,
-        "computed_this_run": computed,
+        "runs": _runs(out, computed, cluster),
         "counts": {s: list(statuses.values()).count(s) for s in ("done", "failed", "not run")},
         "cells": rows,
     }
