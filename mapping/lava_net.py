@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.graph import Graph, Population, Projection
+from atomspark.sim.models import add_hook, model_of
 from atomspark.sim.per_unit import per_unit
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
 from atomspark.sim.units_rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
@@ -139,7 +140,7 @@ def from_graph(graph: Graph) -> LavaNet:
                 proj.target,
                 weights,
                 int(proj.weight_exp),
-                graded=isinstance(src.params, (VNParams, VNFixedParams, RSGNNodeParams)),
+                graded=model_of(src.params).graded,
             )
         )
     net = LavaNet(pops, conns)
@@ -151,57 +152,63 @@ def _check_channel(label: str, target, channel: int) -> None:
     """Lava's LIF has one input current. An integer VN target may spread its projections over
     channels (separate 32-bit accumulators, as separate Sparse processes have): the values are
     the same either way, because c wraps modulo 2**24 and 2**32 is a multiple of it."""
-    if channel != 0 and not isinstance(target.params, VNFixedParams):
+    if channel != 0 and model_of(target.params).name != "vn_fixed":
         raise AtomsparkError(f"{label} channel: Lava's LIF has one input current (channel 0)")
 
 
 def _population(name: str, size: int, params) -> LavaPopulation:
-    if isinstance(params, VNFixedParams):
-        state = params.init_state(size)
-        scalars = {
-            "frac_bits": int(params.frac_bits),
-            "eta_mant": int(params.eta_mant),
-            "eta_shift": int(params.eta_shift),
-            "c_shift": int(params.c_shift),
-        }
-        arrays = {"drive": state["drive"], "thresh": state["thresh"], "g_init": state["g"]}
-        return LavaPopulation(name, "vn", "fixed", size, scalars, arrays)
-    if isinstance(params, LIFFixedParams):
-        state = params.init_state(size)
-        arrays = {
-            "bias_mant": per_unit("bias_mant", params.bias_mant, size, np.int64),
-            "bias_exp": per_unit("bias_exp", params.bias_exp, size, np.int64),
-            "u_init": state["u"],
-            "v_init": state["v"],
-        }
-        scalars = {"du": int(params.du), "dv": int(params.dv), "vth": int(params.vth)}
-        return LavaPopulation(name, "lif", "fixed", size, scalars, arrays)
-    if isinstance(params, LIFParams):
-        if params.refractory != 0 or params.v_reset != 0 or params.du2 is not None:
-            raise AtomsparkError(
-                f"{name}: Lava's LIF has no refractory period, resets v to 0 and has one current; "
-                f"got refractory={params.refractory}, v_reset={params.v_reset}, du2={params.du2}"
-            )
-        state = params.init_state(size)
-        arrays = {"bias": state["bias"], "u_init": state["u"], "v_init": state["v"]}
-        scalars = {"du": float(params.du), "dv": float(params.dv), "vth": float(params.vth)}
-        return LavaPopulation(name, "lif", "float", size, scalars, arrays)
-    if isinstance(params, RSGNNodeParams):
-        return _rsgn_population(name, size, params)
-    if isinstance(params, VNParams):
-        if params.topk is not None:
-            raise AtomsparkError(
-                f"{name}.topk: hard top-k needs a population-wide sort; not exported"
-            )
-        state = params.init_state(size)
-        arrays = {
-            "drive": state["drive"].astype(np.float64),
-            "thresh": state["thresh"].astype(np.float64),
-            "g_init": state["g"].astype(np.float64),
-        }
-        scalars = {"eta": float(params.eta), "event_threshold": float(params.event_threshold)}
-        return LavaPopulation(name, "vn", "float", size, scalars, arrays)
-    raise AtomsparkError(f"{name}: no Lava export for unit model {type(params).__name__}")
+    """The population's Lava description, from its unit model's "lava" hook (registered below);
+    a model without one cannot be exported."""
+    return model_of(params).hook("lava", "Lava export")(name, size, params)
+
+
+def _vn_fixed_population(name: str, size: int, params: VNFixedParams) -> LavaPopulation:
+    state = params.init_state(size)
+    scalars = {
+        "frac_bits": int(params.frac_bits),
+        "eta_mant": int(params.eta_mant),
+        "eta_shift": int(params.eta_shift),
+        "c_shift": int(params.c_shift),
+    }
+    arrays = {"drive": state["drive"], "thresh": state["thresh"], "g_init": state["g"]}
+    return LavaPopulation(name, "vn", "fixed", size, scalars, arrays)
+
+
+def _lif_fixed_population(name: str, size: int, params: LIFFixedParams) -> LavaPopulation:
+    state = params.init_state(size)
+    arrays = {
+        "bias_mant": per_unit("bias_mant", params.bias_mant, size, np.int64),
+        "bias_exp": per_unit("bias_exp", params.bias_exp, size, np.int64),
+        "u_init": state["u"],
+        "v_init": state["v"],
+    }
+    scalars = {"du": int(params.du), "dv": int(params.dv), "vth": int(params.vth)}
+    return LavaPopulation(name, "lif", "fixed", size, scalars, arrays)
+
+
+def _lif_population(name: str, size: int, params: LIFParams) -> LavaPopulation:
+    if params.refractory != 0 or params.v_reset != 0 or params.du2 is not None:
+        raise AtomsparkError(
+            f"{name}: Lava's LIF has no refractory period, resets v to 0 and has one current; "
+            f"got refractory={params.refractory}, v_reset={params.v_reset}, du2={params.du2}"
+        )
+    state = params.init_state(size)
+    arrays = {"bias": state["bias"], "u_init": state["u"], "v_init": state["v"]}
+    scalars = {"du": float(params.du), "dv": float(params.dv), "vth": float(params.vth)}
+    return LavaPopulation(name, "lif", "float", size, scalars, arrays)
+
+
+def _vn_population(name: str, size: int, params: VNParams) -> LavaPopulation:
+    if params.topk is not None:
+        raise AtomsparkError(f"{name}.topk: hard top-k needs a population-wide sort; not exported")
+    state = params.init_state(size)
+    arrays = {
+        "drive": state["drive"].astype(np.float64),
+        "thresh": state["thresh"].astype(np.float64),
+        "g_init": state["g"].astype(np.float64),
+    }
+    scalars = {"eta": float(params.eta), "event_threshold": float(params.event_threshold)}
+    return LavaPopulation(name, "vn", "float", size, scalars, arrays)
 
 
 def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopulation:
@@ -231,6 +238,16 @@ def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopula
         "event_rule": bool(params.event_rule),
     }
     return LavaPopulation(name, "rsgn", "float", size, scalars, arrays)
+
+
+for _model, _export in (
+    ("vn", _vn_population),
+    ("vn_fixed", _vn_fixed_population),
+    ("lif", _lif_population),
+    ("lif_fixed", _lif_fixed_population),
+    ("rsgn", _rsgn_population),
+):
+    add_hook(_model, "lava", _export)
 
 
 def rsgn_node_params(p: LavaPopulation) -> RSGNNodeParams:

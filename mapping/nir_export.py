@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.graph import Graph, Population, Projection
+from atomspark.sim.models import add_hook, model_of
 from atomspark.sim.units_lif import LIFParams
 from atomspark.sim.validation import AtomsparkError
 
@@ -79,6 +80,9 @@ def _lif_node(pop: Population, unsupported: list[str]):
     )
 
 
+add_hook("lif", "nir", _lif_node)  # the other models leave as boundary nodes
+
+
 def to_nir(graph: Graph) -> tuple[nir.NIRGraph, list[str]]:
     """Build the nir.NIRGraph of `graph` and the list of what it could not express."""
     import nir
@@ -91,13 +95,14 @@ def to_nir(graph: Graph) -> tuple[nir.NIRGraph, list[str]]:
     src_of: dict[str, str] = {}  # population -> node its events leave from
     dst_of: dict[str, str] = {}  # population -> node its input goes to
     for pop in graph.populations:
-        node = _lif_node(pop, unsupported) if isinstance(pop.params, LIFParams) else None
+        to_node = model_of(pop.params).hooks.get("nir")
+        node = to_node(pop, unsupported) if to_node is not None else None
         if node is not None:
             nodes[pop.name] = node
             src_of[pop.name] = dst_of[pop.name] = pop.name
             continue
         kind = type(pop.params).__name__
-        if not isinstance(pop.params, LIFParams):
+        if to_node is None:
             unsupported.append(
                 f"{pop.name}: unit model {kind} has no NIR primitive; exported as boundary nodes"
             )

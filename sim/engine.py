@@ -1,4 +1,4 @@
-"""The event-driven engine: steps a Graph, delivering graded events through delay ring buffers.
+"""The event-driven engine: runs a Graph, delivering graded events through delay ring buffers.
 
 Each step: (1) every population updates the units that received input for this step or are
 still pending, and lists the units that emit; (2) each projection fans those events out into the
@@ -7,37 +7,29 @@ Projections with one delay for all synapses (the common case) take kernels_fanou
 one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds. LIF
 populations sweep all their units in index order instead of walking the touched and pending
 lists when at least `dense_fraction` of them are busy (kernels_lif.py; same results).
-Python loops over steps and populations only, with every kernel's arrays bound once per run;
-all per-unit and per-event work is in the Numba kernels.
+
+A whole run is one call of a compiled loop (run_loop.py) generated for the graph's structure:
+no Python per step. Each population's kernel comes from its unit model (unit_model.py), so the
+engine knows no model by name. Compile once, run many: an Engine is built once per graph;
+`reset` starts a new sample (new drives or initial states, everything else kept) and
+`run_batch` runs many samples through the same compiled loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.sim import fixed_point as fx
-from atomspark.sim import kernels as k
-from atomspark.sim import kernels_fanout as kf
-from atomspark.sim import kernels_lif as kl
-from atomspark.sim import kernels_rsgn as kr
-from atomspark.sim import kernels_vn_fixed as kvf
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 from atomspark.sim.graph import Graph, Population
+from atomspark.sim.models import model_of
 from atomspark.sim.profile import Profile
-from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
-from atomspark.sim.units_rsgn import RSGNNodeParams
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.units_vn_fixed import VNFixedParams
-from atomspark.sim.validation import (
-    AtomsparkError,
-    as_finite_array,
-    require_int,
-    require_positive,
-)
+from atomspark.sim.run_loop import compiled_loop, loop_source
+from atomspark.sim.units_lif import FLOAT_DTYPES
 
 DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
 _NEVER = 2**62
+_LOG_START = 1 << 16  # initial capacity of an event log (grown by doubling)
 
 
 @dataclass
@@ -53,13 +45,18 @@ class PopulationBuffers:
     work: np.ndarray  # (size,) scratch list of units updated this step
     emit_idx: np.ndarray  # (size,)
     emit_val: np.ndarray  # (size,) payload of each emitted event
-    n_emit: int = 0
+
+    def kernel_tuple(self) -> tuple:
+        """The buffers in the order every update kernel takes them (unit_model.py)."""
+        return (self.ring, self.tflag, self.tidx, self.tcount, self.pend, self.pcount,
+                self.work, self.emit_idx, self.emit_val)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Outgoing:
     """One projection as its source population's fan-out sees it (kernel-ready arrays)."""
 
+    source: int
     target: int
     channel: int
     indptr: np.ndarray
@@ -86,51 +83,71 @@ class Engine:
                 raise AtomsparkError(f"dense_fraction: must lie in [0, 1], got {dense_fraction}")
         self.graph = graph
         self.dense_fraction = dense_fraction
+        self.models = [model_of(p.params) for p in graph.populations]
         self._dense_min = [
             _NEVER if dense_fraction is None else int(np.ceil(dense_fraction * p.size))
             for p in graph.populations
         ]
-        self.t = 0
-        self.state: dict[str, dict[str, np.ndarray]] = {}
-        self.buffers: list[PopulationBuffers] = []
-        self.nnz: list[np.ndarray] = []
-        for pop in graph.populations:
-            self.state[pop.name] = pop.params.init_state(pop.size)
-            self.buffers.append(self._make_buffers(pop, graph.ring_length))
         self._outgoing = self._prepare_projections()
-        self._unit_events = [np.zeros(p.size, np.int64) for p in graph.populations]
+        self.reset()
 
     @staticmethod
     def _value_dtype(pop: Population):
         return np.int64 if pop.is_fixed_point else FLOAT_DTYPES[pop.params.dtype]
 
-    def _make_buffers(self, pop: Population, ring_length: int) -> PopulationBuffers:
+    def reset(self, state: dict[str, dict[str, np.ndarray]] | None = None) -> None:
+        """Start a new sample: step 0, empty buffers, every population's initial state from its
+        parameters, with `state` {population: {name: array}} overriding entries its unit model
+        lets a sample set (e.g. a VN drive, RSGN ignition). Projections and the compiled loop are
+        kept, so a new sample costs no graph building or compilation."""
+        g = self.graph
+        fresh = {p.name: p.params.init_state(p.size) for p in g.populations}
+        for name, values in (state or {}).items():
+            pop = g.population(name)
+            model = self.models[g.index[name]]
+            for var, value in values.items():
+                if var not in model.sample_state:
+                    raise AtomsparkError(
+                        f"state[{name!r}][{var!r}]: a sample may set {list(model.sample_state)} "
+                        f"of a {model.name} population"
+                    )
+                ref = fresh[name][var]
+                arr = np.asarray(value)
+                if arr.shape != ref.shape:
+                    raise AtomsparkError(
+                        f"state[{name!r}][{var!r}]: expected shape {ref.shape}, got {arr.shape}"
+                    )
+                if pop.is_fixed_point and np.any(arr != np.round(arr)):
+                    raise AtomsparkError(f"state[{name!r}][{var!r}]: fixed point needs integers")
+                fresh[name][var] = np.ascontiguousarray(
+                    as_finite_array(f"state[{name!r}][{var!r}]", arr), dtype=ref.dtype
+                )
+        self.t = 0
+        self.state = fresh
+        self.counters = [
+            np.array([m.initial_counter(fresh[p.name])], np.int64)
+            for m, p in zip(self.models, g.populations)
+        ]
+        self.buffers = [self._make_buffers(i, p) for i, p in enumerate(g.populations)]
+        self._unit_events = [np.zeros(p.size, np.int64) for p in g.populations]
+        self._args = [
+            m.kernel_args(p.params, self.state[p.name], c, d)
+            for m, p, c, d in zip(self.models, g.populations, self.counters, self._dense_min)
+        ]
+
+    def _make_buffers(self, i: int, pop: Population) -> PopulationBuffers:
         n, dt = pop.size, self._value_dtype(pop)
-        st = self.state[pop.name]
-        if isinstance(pop.params, RSGNNodeParams):
-            first = pop.params.initially_pending(st)
-            self.nnz.append(np.zeros(1, np.int64))
-        elif isinstance(pop.params, VNFixedParams):
-            first = (st["drive"] != 0) | (st["g"] != 0)
-            self.nnz.append(np.array([np.count_nonzero(st["g"])], np.int64))
-        elif isinstance(pop.params, VNParams):
-            first = (st["drive"] != 0) | (st["g"] != 0)
-            self.nnz.append(np.zeros(1, np.int64))
-        elif isinstance(pop.params, LIFParams):
-            first = (st["u"] != 0) | (st["v"] != 0) | (st["bias"] != 0)
-            self.nnz.append(np.zeros(1, np.int64))
-        else:
-            first = (st["u"] != 0) | (st["v"] != 0) | (st["bias"] != 0)
-            self.nnz.append(np.zeros(1, np.int64))
+        first = self.models[i].initially_pending(pop.params, self.state[pop.name])
         tail = getattr(pop.params, "payload_shape", ())  # vector events (RSGN): (d,)
+        R = self.graph.ring_length
         pend = np.zeros(n, np.int64)
         idx = np.flatnonzero(first)
         pend[: idx.size] = idx
         return PopulationBuffers(
-            ring=np.zeros((pop.params.n_channels, ring_length, n) + tail, dt),
-            tflag=np.zeros((ring_length, n), np.uint8),
-            tidx=np.zeros((ring_length, n), np.int64),
-            tcount=np.zeros(ring_length, np.int64),
+            ring=np.zeros((pop.params.n_channels, R, n) + tail, dt),
+            tflag=np.zeros((R, n), np.uint8),
+            tidx=np.zeros((R, n), np.int64),
+            tcount=np.zeros(R, np.int64),
             pend=pend,
             pcount=np.array([idx.size, 0], np.int64),  # [count, 1 when the list is stale]
             work=np.zeros(n, np.int64),
@@ -138,9 +155,9 @@ class Engine:
             emit_val=np.zeros((n,) + tail, dt),
         )
 
-    def _prepare_projections(self) -> list[list[Outgoing]]:
-        """Per source population, the arrays each outgoing projection's fan-out kernel reads."""
-        out: list[list[Outgoing]] = [[] for _ in self.graph.populations]
+    def _prepare_projections(self) -> list[Outgoing]:
+        """Per projection, the arrays its fan-out kernel reads (built once per engine)."""
+        out = []
         for proj in self.graph.projections:
             s, t = self.graph.index[proj.source], self.graph.index[proj.target]
             tgt = self.graph.populations[t]
@@ -150,8 +167,9 @@ class Engine:
                 data = scaled.astype(np.int32)
             elif not tgt.is_fixed_point:
                 data = data.astype(self._value_dtype(tgt), copy=False)
-            out[s].append(
+            out.append(
                 Outgoing(
+                    source=s,
                     target=t,
                     channel=proj.channel,
                     indptr=proj.indptr,
@@ -169,10 +187,11 @@ class Engine:
         checked = {}
         for name, arr in (inputs or {}).items():
             pop = self.graph.population(name)
-            if isinstance(pop.params, RSGNNodeParams):
+            model = self.models[self.graph.index[name]]
+            if not model.accepts_input:
                 raise AtomsparkError(
-                    f"inputs[{name!r}]: RSGN nodes take no external input; their ignition is "
-                    f"the initial state (alpha_init, h_init)"
+                    f"inputs[{name!r}]: {model.name} units take no external input; set their "
+                    f"initial state ({', '.join(model.sample_state)}) with Engine.reset instead"
                 )
             dt = self._value_dtype(pop)
             a = as_finite_array(f"inputs[{name!r}]", arr, ndim=2)
@@ -182,8 +201,19 @@ class Engine:
                 )
             if pop.is_fixed_point and np.any(a != np.round(a)):
                 raise AtomsparkError(f"inputs[{name!r}]: a fixed-point population needs integers")
-            checked[self.graph.index[name]] = a.astype(dt)
+            checked[self.graph.index[name]] = np.ascontiguousarray(a, dtype=dt)
         return checked
+
+    def _check_record(self, record) -> list[tuple[str, str]]:
+        pairs = []
+        for pair in record:
+            if not (isinstance(pair, tuple | list) and len(pair) == 2):
+                raise AtomsparkError(f"record: expected (population, state) pairs, got {pair!r}")
+            name, var = pair
+            if var not in self.state[self.graph.population(name).name]:
+                raise AtomsparkError(f"record: population {name!r} has no state {var!r}")
+            pairs.append((name, var))
+        return pairs
 
     def run(
         self,
@@ -192,180 +222,107 @@ class Engine:
         record: tuple = (),
         record_events: bool = False,
     ) -> Profile:
-        """Advance `steps` steps. inputs: {population: (steps, size) array} added to channel 0 of
-        each step's input; record: (population, state name) pairs stored in self.traces;
-        record_events: keep every event's (step, unit) in self.event_log[population] (a raster)."""
+        """Advance `steps` steps in one compiled call. inputs: {population: (steps, size) array}
+        added to channel 0 of each step's input; record: (population, state name) pairs stored
+        in self.traces; record_events: keep every event's (step, unit) in self.event_log[population]
+        (a raster)."""
         steps = require_int("steps", steps, minimum=0)
         ext = self._check_inputs(inputs, steps)
+        pairs = self._check_record(record)
         g = self.graph
         prof = Profile.empty([p.name for p in g.populations], g.sizes, steps)
-        self.traces = {}
-        for pair in record:
-            if not (isinstance(pair, tuple | list) and len(pair) == 2):
-                raise AtomsparkError(f"record: expected (population, state) pairs, got {pair!r}")
-            name, var = pair
-            if var not in self.state[g.population(name).name]:
-                raise AtomsparkError(f"record: population {name!r} has no state {var!r}")
-            self.traces[(name, var)] = np.zeros(
+        self.traces = {
+            (name, var): np.zeros(
                 (steps,) + self.state[name][var].shape, self.state[name][var].dtype
             )
-        log: dict[str, list] = {p.name: [] for p in g.populations} if record_events else {}
-        R = g.ring_length
-        n_pop = len(g.populations)
-        bufs = self.buffers
-        updates = [self._bind_update(p) for p in range(n_pop)]
-        fans = [[self._bind_fan_out(p, out, R) for out in self._outgoing[p]] for p in range(n_pop)]
-        payload_bits = [pop.params.payload_bits for pop in g.populations]
-        names = [pop.name for pop in g.populations]
-        for step in range(steps):
-            t = self.t
-            slot = t % R
-            for p in range(n_pop):
-                buf = bufs[p]
-                if p in ext:
-                    k.add_input(slot, ext[p][step], buf.ring[0], buf.tflag, buf.tidx, buf.tcount)
-                n_upd, buf.n_emit, active, wraps, clips = updates[p](slot)
-                prof.updates[step, p] = n_upd
-                prof.active[step, p] = active
-                if wraps or clips:
-                    prof.wraps[step, p] = wraps
-                    prof.clips[step, p] = clips
-            for p in range(n_pop):
-                n_emit = bufs[p].n_emit
-                if n_emit == 0:
-                    continue
-                k.count_events(bufs[p].emit_idx, n_emit, self._unit_events[p])
-                if record_events:
-                    log[names[p]].append((step, bufs[p].emit_idx[:n_emit].copy()))
-                prof.events[step, p] = n_emit
-                prof.payload_bits[step, p] = n_emit * payload_bits[p]
-                synops = 0
-                for fan in fans[p]:
-                    synops += fan(n_emit, t)
-                prof.synops[step, p] = synops
-            for (name, var), trace in self.traces.items():
-                trace[step] = self.state[name][var]
-            self.t += 1
+            for name, var in pairs
+        }
+        loop = self._loop(sorted(ext), len(pairs), record_events)
+        bufs = tuple(b.kernel_tuple() for b in self.buffers)
+        fans = tuple(
+            (bufs[o.target], o.indptr, o.indices, o.data, o.delay, o.uniform_delay or 0,
+             o.full_rows, o.channel) + _shift_stage(o, g.populations[o.target].size)
+            for o in self._outgoing
+        )  # fmt: skip
+        dummy = np.zeros((0, 0))
+        X = tuple(ext.get(p, dummy) for p in range(len(g.populations)))
+        P = (prof.updates, prof.active, prof.wraps, prof.clips, prof.events, prof.payload_bits,
+             prof.synops)  # fmt: skip
+        PB = np.array([p.params.payload_bits for p in g.populations], np.int64)
+        TR = tuple((self.traces[pair], self.state[pair[0]][pair[1]]) for pair in pairs)
+        logs = tuple(
+            (np.zeros(_LOG_START, np.int64), np.zeros(_LOG_START, np.int64), np.zeros(1, np.int64))
+            for _ in g.populations
+        ) if record_events else ()  # fmt: skip
+        done = 0
+        while True:
+            done = loop(done, steps, self.t, g.ring_length, bufs, tuple(self._args), fans, X,
+                        tuple(self._unit_events), P, PB, TR, logs)  # fmt: skip
+            if done == steps:
+                break
+            logs = tuple((_grown(a), _grown(b), n) for a, b, n in logs)
+        self.t += steps
         prof.unit_events = [u.copy() for u in self._unit_events]
         self.event_log = {
-            name: (
-                np.concatenate([np.full(u.size, s, np.int64) for s, u in entries] or [[]]),
-                np.concatenate([u for _, u in entries] or [[]]).astype(np.int64),
-            )
-            for name, entries in log.items()
-        }
+            p.name: (logs[i][0][: logs[i][2][0]].copy(), logs[i][1][: logs[i][2][0]].copy())
+            if record_events else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            for i, p in enumerate(g.populations)
+        } if record_events else {}  # fmt: skip
         return prof
 
-    def _bind_fan_out(self, p: int, out: Outgoing, R: int) -> Callable[[int, int], int]:
-        """One projection's fan-out kernel with its arrays bound once per run: a call with the
-        number of emitted events and the current step delivers them and returns synaptic ops."""
-        buf, tb = self.buffers[p], self.buffers[out.target]
-        src = (buf.emit_idx, buf.emit_val)
-        csr = (out.indptr, out.indices, out.data)
-        if buf.emit_val.ndim == 2 or out.uniform_delay is None:
-            kernel = kr.fan_out_vector if buf.emit_val.ndim == 2 else kf.fan_out
-            tail = (tb.ring[out.channel], tb.tflag, tb.tidx, tb.tcount)
+    def run_batch(
+        self,
+        steps: int,
+        states: list[dict[str, dict[str, np.ndarray]]],
+        record: tuple = (),
+    ) -> list[tuple[Profile, dict]]:
+        """Run each sample (a `reset` state) for `steps` steps from step 0 through the same
+        compiled loop; returns per sample (profile, traces). Samples are independent, so the
+        results do not depend on their order or on how many run at once."""
+        results = []
+        for state in states:
+            self.reset(state)
+            prof = self.run(steps, record=record)
+            results.append((prof, self.traces))
+        return results
 
-            def fan(n_emit: int, t: int) -> int:
-                return kernel(*src, n_emit, *csr, out.delay, t, *tail)
+    def _loop(self, with_input: list[int], n_traces: int, log_events: bool):
+        """The compiled run loop of this graph's structure (built once, cached by source)."""
+        n_pop = len(self.graph.populations)
+        kernels = {f"update_{m.name}": m.update for m in self.models}
+        kinds = []
+        for o in self._outgoing:
+            if self.buffers[o.source].emit_val.ndim == 2:
+                kinds.append((o.source, "vector"))
+            elif o.uniform_delay is None:
+                kinds.append((o.source, "delayed"))
+            elif o.right_shift:
+                kinds.append((o.source, "shifted"))
+            else:
+                kinds.append((o.source, "uniform"))
+        src = loop_source(
+            [f"update_{m.name}" for m in self.models],
+            kinds,
+            [p in with_input for p in range(n_pop)],
+            n_traces,
+            log_events,
+        )
+        return compiled_loop(src, kernels)
 
-            return fan
-        delay, tcount, full = out.uniform_delay, tb.tcount, out.full_rows
-        # per delivery slot: that slot's accumulator, touched flags and touched list (views)
-        views = [(tb.ring[out.channel, s], tb.tflag[s], tb.tidx[s]) for s in range(R)]
-        if out.right_shift:
-            return self._bind_shifted_fan_out(src, csr, out, tb, views)
 
-        def fan_uniform(n_emit: int, t: int) -> int:
-            slot = (t + delay) % R
-            acc, flag, tidx = views[slot]
-            return kf.fan_out_uniform(*src, n_emit, *csr, full, acc, flag, tidx, tcount, slot)
+def _shift_stage(out: Outgoing, n: int) -> tuple:
+    """For weight_exp < 0, as Lava's Dense/Sparse do it: a private per-target accumulator of the
+    step's events (stage, flags, touched list, count) and the shift; its floor-shifted sums go
+    into the delivery slot. Only the shifted sum is exact, so it cannot share the slot."""
+    if not out.right_shift:
+        return ()
+    stage = (np.zeros(n, np.int64), np.zeros(n, np.uint8), np.zeros(n, np.int64),
+             np.zeros(1, np.int64), out.right_shift)  # fmt: skip
+    return (stage,)
 
-        return fan_uniform
 
-    @staticmethod
-    def _bind_shifted_fan_out(src, csr, out: Outgoing, tb: PopulationBuffers, views):
-        """Fan-out of a projection with weight_exp < 0, as Lava's Dense/Sparse do it: the step's
-        events are summed per target in a private accumulator, then shifted right (floor) and
-        added to the delivery slot. Only the shifted sum is exact, so it cannot go straight into
-        the slot that other projections share."""
-        n = tb.tflag.shape[1]
-        stage, sflag = np.zeros(n, np.int64), np.zeros(n, np.uint8)
-        stidx, stcount = np.zeros(n, np.int64), np.zeros(1, np.int64)
-        delay, tcount, full, shift = out.uniform_delay, tb.tcount, out.full_rows, out.right_shift
-
-        def fan_shifted(n_emit: int, t: int) -> int:
-            slot = (t + delay) % len(views)
-            synops = kf.fan_out_uniform(*src, n_emit, *csr, full, stage, sflag, stidx, stcount, 0)
-            kf.flush_shifted(stage, sflag, stidx, stcount, shift, *views[slot], tcount, slot)
-            return synops
-
-        return fan_shifted
-
-    def _fan_out(self, buf: PopulationBuffers, out: Outgoing, R: int) -> int:
-        """Deliver the population's emitted events along one projection now (one-off call of
-        the kernel run() binds); returns synaptic ops."""
-        p = next(i for i, b in enumerate(self.buffers) if b is buf)
-        return self._bind_fan_out(p, out, R)(buf.n_emit, self.t)
-
-    def _bind_update(self, p: int) -> Callable[[int], tuple[int, int, int, int, int]]:
-        """The population's update kernel with its arrays bound once per run: a call with the
-        ring slot returns (updates, events, active units, wraps, clips)."""
-        pop = self.graph.populations[p]
-        st, par, buf = self.state[pop.name], pop.params, self.buffers[p]
-        common = (buf.ring, buf.tflag, buf.tidx, buf.tcount, buf.pend, buf.pcount, buf.work)
-        emit = (buf.emit_idx, buf.emit_val)
-        pcount, nnz, dense_min = buf.pcount, self.nnz[p], self._dense_min[p]
-        if isinstance(par, VNParams):
-            dt = FLOAT_DTYPES[par.dtype]
-            args = common + (st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"],
-                             dt(par.eta), dt(par.event_threshold), int(par.topk or 0), nnz) + emit  # fmt: skip
-
-            def update(slot: int) -> tuple[int, int, int, int, int]:
-                n_upd, n_emit = k.vn_step(slot, *args)
-                return n_upd, n_emit, int(nnz[0]), 0, 0
-
-        elif isinstance(par, LIFParams):
-            dt = FLOAT_DTYPES[par.dtype]
-            consts = np.array(
-                [1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt
-            )
-            args = common + (st["u"], st["u2"], st["v"], st["refr"], st["bias"], consts,
-                             int(par.refractory), dense_min) + emit  # fmt: skip
-
-            def update(slot: int) -> tuple[int, int, int, int, int]:
-                n_upd, n_emit = kl.lif_float_step(slot, *args)
-                return n_upd, n_emit, int(pcount[0]), 0, 0
-
-        elif isinstance(par, LIFFixedParams):
-            args = common + (st["u"], st["v"], st["bias"], int(par.du), int(par.dv),
-                             int(par.vth) << fx.VTH_SHIFT, dense_min) + emit  # fmt: skip
-
-            def update(slot: int) -> tuple[int, int, int, int, int]:
-                n_upd, n_emit, wraps, clips = kl.lif_fixed_step(slot, *args)
-                return n_upd, n_emit, int(pcount[0]), wraps, clips
-
-        elif isinstance(par, RSGNNodeParams):
-            arr = par.kernel_arrays
-            args = common + (
-                st["alpha"], st["h"], st["alpha_pre"], st["pool_sum"], st["pool_messages"],
-                st["ignited"], arr.thresholds, arr.w_h, arr.b_h, arr.ln_gain, arr.ln_bias,
-                arr.pool_indptr, arr.pool_indices, arr.pool_size, arr.consts,
-                bool(par.event_rule),
-            ) + emit  # fmt: skip
-
-            def update(slot: int) -> tuple[int, int, int, int, int]:
-                n_upd, n_emit, active = kr.rsgn_step(slot, *args)
-                return n_upd, n_emit, active, 0, 0
-
-        elif isinstance(par, VNFixedParams):
-            args = common + (st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"],
-                             int(par.eta_mant), int(par.eta_shift), nnz) + emit  # fmt: skip
-
-            def update(slot: int) -> tuple[int, int, int, int, int]:
-                n_upd, n_emit, wraps, clips = kvf.vn_fixed_kernel(slot, *args)
-                return n_upd, n_emit, int(nnz[0]), wraps, clips
-
-        else:  # pragma: no cover - Population validates the type
-            raise AtomsparkError(f"{pop.name}: unsupported unit model")
-        return update
+def _grown(arr: np.ndarray) -> np.ndarray:
+    """arr with twice the capacity (contents kept)."""
+    out = np.zeros(2 * arr.size, arr.dtype)
+    out[: arr.size] = arr
+    return out

@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.kernels_fanout import has_repeated_targets
+from atomspark.sim.models import model_of
 from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
 from atomspark.sim.units_rsgn import RSGNNodeParams
 from atomspark.sim.units_vn import VNParams
-from atomspark.sim.units_vn_fixed import VNFixedParams, lava_weight_mantissas
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
+from atomspark.sim.units_vn_fixed import VNFixedParams
 
-UnitParams = LIFParams | LIFFixedParams | VNParams | RSGNNodeParams | VNFixedParams
+UnitParams = LIFParams | LIFFixedParams | VNParams | RSGNNodeParams | VNFixedParams  # built-ins
 
 
 @dataclass(frozen=True)
@@ -35,14 +36,7 @@ class Population:
         if not isinstance(self.name, str) or not self.name:
             raise AtomsparkError(f"population name: must be a non-empty string, got {self.name!r}")
         object.__setattr__(self, "size", require_int(f"{self.name}.size", self.size, minimum=1))
-        if not isinstance(
-            self.params, (LIFParams, LIFFixedParams, VNParams, RSGNNodeParams, VNFixedParams)
-        ):
-            raise AtomsparkError(
-                f"{self.name}.params: expected LIFParams, LIFFixedParams, VNParams, "
-                f"RSGNNodeParams or VNFixedParams, "
-                f"got {type(self.params).__name__}"
-            )
+        model_of(self.params)  # an unregistered parameter class is an error here
         self.params.check_size(self.name, self.size)
 
     @property
@@ -313,8 +307,7 @@ class Graph:
                     raise AtomsparkError(f"{label} weights: a fixed-point target needs integers")
                 if np.abs(proj.data).max(initial=0) * 2.0**proj.weight_exp >= 2**31:
                     raise AtomsparkError(f"{label} weights: scaled weights exceed 32 bits")
-                if isinstance(tgt.params, VNFixedParams):  # Lava's Sparse keeps 8-bit mantissas
-                    lava_weight_mantissas(label, proj.data)
+                model_of(tgt.params).check_weights(label, proj.data)
             elif proj.weight_exp != 0:
                 raise AtomsparkError(f"{label} weight_exp: only for fixed-point targets")
             if proj.uniform_delay is not None:

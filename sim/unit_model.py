@@ -1,0 +1,112 @@
+"""The unit-model interface: what the engine, graph checks and exports need to know of a model.
+
+A unit model is declared once, as a `UnitModel`, and registered by its parameter class. Every
+part of atomspark that treats populations differently by model asks the registry (`model_of`)
+instead of testing types, so an unknown parameter class is one clear error everywhere, and a new
+model is one module (parameters, kernel, declaration) plus one line in sim/models.py.
+
+Kernel convention (what the compiled run loop calls once per population and step):
+
+    update(slot, buf, args) -> (updates, events, active, wraps, clips)
+
+buf: the population's engine buffers (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx,
+emit_val; see engine.PopulationBuffers), args: the tuple `kernel_args` built once per run from
+the parameters and state. The kernel updates the units listed in this ring slot's touched list
+and the pending list, writes the emitted events into emit_idx/emit_val in a fixed order, and
+leaves the pending list for the next step. Both update and kernel_args must be Numba-compatible
+(update an @njit function; args plain arrays and scalars).
+
+Layers above sim/ attach their own hooks by name (`add_hook`): e.g. mapping/lava_net.py adds
+"lava" (the population's Lava description) and mapping/nir_export.py adds "nir".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from atomspark.sim.core import AtomsparkError
+
+
+def _no_weight_check(label: str, data: np.ndarray) -> None:
+    """Default projection check: any weights the target's arithmetic holds are fine."""
+
+
+@dataclass(frozen=True, eq=False)
+class UnitModel:
+    """Declaration of one unit model.
+
+    name: short id ("lif", "vn_fixed", ...); params_type: its frozen parameter dataclass (which
+    provides check_size, init_state, n_channels, payload_bits, is_fixed_point, dtype);
+    update / kernel_args: the kernel and its argument tuple (module docstring);
+    initially_pending(params, state): units the first step must visit; initial_counter(state):
+    start value of the population's one-element counter array (VN: nonzero codes);
+    accepts_input: external input may be added to channel 0; sample_state: state entries a
+    sample may set (drives, initial states) between runs; graded: events carry a value (binary
+    spikes otherwise); check_weights(label, data): extra checks of projections into this model
+    (e.g. Lava's 8-bit mantissas); hooks: name -> function added by higher layers."""
+
+    name: str
+    params_type: type
+    update: Callable
+    kernel_args: Callable[..., tuple]
+    initially_pending: Callable[[object, dict], np.ndarray]
+    sample_state: tuple[str, ...]
+    graded: bool
+    accepts_input: bool = True
+    initial_counter: Callable[[dict], int] = lambda state: 0
+    check_weights: Callable[[str, np.ndarray], None] = _no_weight_check
+    hooks: dict[str, Callable] = field(default_factory=dict)
+
+    def hook(self, name: str, what: str) -> Callable:
+        """The hook `name`, or an error saying this model has no `what`."""
+        if name not in self.hooks:
+            raise AtomsparkError(
+                f"unit model {self.name!r} ({self.params_type.__name__}) has no {what}"
+            )
+        return self.hooks[name]
+
+
+_REGISTRY: dict[type, UnitModel] = {}
+
+
+def register(model: UnitModel) -> UnitModel:
+    """Make `model` known to the engine, graph checks and exports (one model per params type)."""
+    if not isinstance(model, UnitModel):
+        raise AtomsparkError(f"register: expected a UnitModel, got {type(model).__name__}")
+    known = _REGISTRY.get(model.params_type)
+    if known is not None and known is not model:
+        raise AtomsparkError(
+            f"register: {model.params_type.__name__} is already the parameters of {known.name!r}"
+        )
+    if any(m.name == model.name and m is not model for m in _REGISTRY.values()):
+        raise AtomsparkError(f"register: a unit model named {model.name!r} exists already")
+    _REGISTRY[model.params_type] = model
+    return model
+
+
+def model_of(params) -> UnitModel:
+    """The registered model of a parameter object; an unknown type is an AtomsparkError."""
+    model = _REGISTRY.get(type(params))
+    if model is None:
+        known = ", ".join(sorted(t.__name__ for t in _REGISTRY))
+        raise AtomsparkError(
+            f"unit model {type(params).__name__}: not a registered unit model (known: {known}); "
+            f"declare it with atomspark.sim.unit_model.register"
+        )
+    return model
+
+
+def registered_models() -> list[UnitModel]:
+    """Every registered model, in registration order."""
+    return list(_REGISTRY.values())
+
+
+def add_hook(model_name: str, hook: str, fn: Callable) -> None:
+    """Attach a higher layer's function (e.g. an exporter) to the model called `model_name`."""
+    for model in _REGISTRY.values():
+        if model.name == model_name:
+            model.hooks[hook] = fn
+            return
+    raise AtomsparkError(f"add_hook: no unit model named {model_name!r}")
