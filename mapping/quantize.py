@@ -146,6 +146,32 @@ def _delays(proj: Projection):
     return fan_out.T.tocsr()
 
 
+def fixed_drive(drive: np.ndarray, frac_bits: int, c_shift: int) -> np.ndarray:
+    """A float VN drive in the integer atom's unit 2**-(frac_bits + c_shift) (rounded)."""
+    return np.round(drive * 2.0**frac_bits * 2.0**c_shift).astype(np.int64)
+
+
+def fixed_vn_runner(runner, frac_bits: int = 12):
+    """The integer version of a float VN SampleRunner (networks.sample_runner.vn_runner): the
+    quantised graph built once, each sample's drives rounded as quantize_vn_graph rounds them;
+    outputs are the final codes in float units."""
+    from atomspark.networks.sample_runner import SampleRunner
+
+    graph = quantize_vn_graph(runner.graph, frac_bits)
+    shifts = {p.name: p.params.c_shift for p in graph.populations}
+
+    def to_state(x):
+        return {
+            name: {"drive": fixed_drive(st["drive"], frac_bits, shifts[name])}
+            for name, st in runner.to_state(x).items()
+        }
+
+    def read(eng):
+        return [eng.state[p.name]["g"] * 2.0**-frac_bits for p in graph.populations]
+
+    return SampleRunner(graph, to_state, read)
+
+
 def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> Graph:
     """A float VN graph (e.g. networks.vn_compile) -> the engine's integer VN graph: codes in
     units of 2**-frac_bits, Gram blocks as 8-bit mantissas with one exponent per projection,
@@ -182,7 +208,7 @@ def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> Graph:
             frac_bits=frac_bits,
             eta_mant=mant,
             eta_shift=shift + s,
-            drive=np.round(st["drive"] * unit * 2.0**s).astype(np.int64),
+            drive=fixed_drive(st["drive"], frac_bits, s),
             thresh=np.round(st["thresh"] * unit).astype(np.int64),
             c_shift=s,
             g_init=np.round(st["g"] * unit).astype(np.int64),

@@ -29,7 +29,6 @@ from atomspark.networks.rsgn.dynamics import (
     initial_state,
 )
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, validate_params
-from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.profile import Profile
 from atomspark.sim.units_rsgn import RSGNNodeParams
@@ -122,12 +121,16 @@ def propagate_on_engine(
     }
     counts = {key: np.zeros((k_steps, b), np.int64) for key in ("messages", "events", "updates")}
     active = np.zeros((k_steps, b), np.int64)
-    profiles = []
-    for s in range(b):
-        engine = Engine(compile_rsgn(params, config, alpha[s], h[s]))
-        record = tuple((NODE_POPULATION, var) for var in ("alpha", "h", "pool_messages"))
-        prof = engine.run(k_steps + 1, record=record)
-        traces = {var: engine.traces[(NODE_POPULATION, var)] for _, var in record}
+    from atomspark.networks.sample_runner import SampleRunner  # the one sample runner
+
+    runner = SampleRunner(
+        compile_rsgn(params, config, alpha[0], h[0]),
+        lambda s: {NODE_POPULATION: {"alpha": alpha[s], "h": h[s]}},
+    )
+    record = tuple((NODE_POPULATION, var) for var in ("alpha", "h", "pool_messages"))
+    runs = runner.run(range(b), k_steps + 1, record=record)
+    for s, (prof, rec) in enumerate(zip(runs.profiles, runs.traces)):
+        traces = {var: rec[(NODE_POPULATION, var)] for _, var in record}
         out["alpha"][:, s] = traces["alpha"][1:]
         out["h"][:, s] = traces["h"][1:]
         out["pool_messages"][:, s] = traces["pool_messages"][1:, 0]
@@ -135,5 +138,5 @@ def propagate_on_engine(
         counts["events"][:, s] = prof.events[:k_steps, 0]
         counts["updates"][:, s] = prof.updates[1:, 0]
         active[:, s] = prof.active[1:, 0]
-        profiles.append(prof)
+    profiles = runs.profiles
     return EnginePropagation(active=active, profiles=profiles, **out, **counts)

@@ -55,20 +55,29 @@ def joint_system(S_list, U_list, x, mask=None, h_top=None):
         h_top = as_finite_array("h_top", h_top, ndim=1)
         if h_top.shape[0] != U[-1].shape[0]:
             raise AtomsparkError(f"h_top: expected length {U[-1].shape[0]}, got {h_top.shape[0]}")
-    blocks, drives = {}, []
+    blocks = {}
     for l in range(n_layers):
         gram = S[l].T @ (m[:, None] * S[l]) if l == 0 else S[l].T @ S[l]
-        drive = S[0].T @ (m * x) if l == 0 else np.zeros(S[l].shape[1])
         if l + 1 < n_layers or h_top is not None:
             gram = gram + U[l].T @ U[l]
         if l + 1 < n_layers:
             blocks[(l + 1, l)] = -S[l + 1].T @ U[l]
             blocks[(l, l + 1)] = -U[l].T @ S[l + 1]
-        if l == n_layers - 1 and h_top is not None:
-            drive = drive + U[l].T @ h_top
         blocks[(l, l)] = gram
+    return blocks, layer_drives(S, U, x, m, h_top)
+
+
+def layer_drives(S, U, x, mask=None, h_top=None) -> list[np.ndarray]:
+    """The constant drive b_l of each layer: b_1 = S_1^T (m*x), b_L += U_L^T h_top (arrays as
+    joint_system validated them; the only part of the joint system that depends on x)."""
+    m = np.ones_like(x) if mask is None else mask
+    drives = []
+    for l in range(len(S)):
+        drive = S[0].T @ (m * x) if l == 0 else np.zeros(S[l].shape[1])
+        if l == len(S) - 1 and h_top is not None:
+            drive = drive + U[l].T @ h_top
         drives.append(drive)
-    return blocks, drives
+    return drives
 
 
 def dense_hessian(blocks: dict, sizes: Sequence[int]) -> np.ndarray:

@@ -28,21 +28,20 @@ from pathlib import Path
 import numpy as np
 import torch
 from atomspark.mapping.costs import compare_costs
-from atomspark.mapping.quantize import quantize_vn_graph
+from atomspark.mapping.quantize import fixed_vn_runner
 from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.rsgn.dynamics import ignition, initial_state
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
 from atomspark.networks.rsgn.model import load_model as load_rsgn
-from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn
+from atomspark.networks.rsgn_compile import compile_rsgn
+from atomspark.networks.sample_runner import rsgn_runner, vn_runner
 from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
 from atomspark.networks.torch_path.device import resolve_dtype, select_device
 from atomspark.networks.torch_path.vn_torch import settle as torch_settle
 from atomspark.networks.vn.model import VNModel
-from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.compare_plots import plot_accuracy_energy, plot_cutoff, plot_energy_hist
 from atomspark.scenarios.engine_runs import concat_profiles
 from atomspark.scenarios.gpu_meter import measure
-from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.profile import Profile
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
@@ -149,19 +148,14 @@ def _torch_forward(kind: str, model, x: np.ndarray, device: torch.device, dtype)
 # ----- event engine ----------------------------------------------------------------------------
 def _vn_engine(model: VNModel, x: np.ndarray, steps: int, fixed: bool):
     """Settle each sample on the engine (float, or the integer VN atom); codes per layer."""
-    codes = [np.zeros((len(x), layer.n_atoms)) for layer in model.layers]
-    profiles, graph = [], None
+    runner = vn_runner(model)
+    if fixed:
+        runner = fixed_vn_runner(runner, frac_bits=FIXED_FRAC_BITS)
     t0 = time.perf_counter()
-    for i, row in enumerate(x):
-        graph = compile_vn_model(model, row)
-        if fixed:
-            graph = quantize_vn_graph(graph, frac_bits=FIXED_FRAC_BITS)
-        eng = Engine(graph)
-        profiles.append(eng.run(steps))
-        for l, pop in enumerate(graph.populations):
-            g = eng.state[pop.name]["g"]
-            codes[l][i] = g * 2.0**-FIXED_FRAC_BITS if fixed else g
-    return codes, profiles, graph, (time.perf_counter() - t0) / len(x)
+    runs = runner.run(x, steps)
+    wall = (time.perf_counter() - t0) / len(x)
+    codes = [np.stack([out[l] for out in runs.outputs]) for l in range(len(model.layers))]
+    return codes, runs.profiles, runner.graph, wall
 
 
 def rsgn_event_graph(
@@ -181,18 +175,14 @@ def rsgn_event_graph(
 
 
 def _rsgn_engine(params, config, tokens: np.ndarray, cutoff: float | None = None):
-    """Scores (B, C), final alpha (B, N), per-sample profiles, last graph, wall s per sample."""
-    scores, alphas, profiles, graph = [], [], [], None
+    """Scores (B, C), final alpha (B, N), per-sample profiles, the graph, wall s per sample."""
+    runner = rsgn_runner(params, config, rsgn_event_graph(params, config, tokens[0], cutoff))
     t0 = time.perf_counter()
-    for seq in tokens:
-        graph = rsgn_event_graph(params, config, seq, cutoff)
-        eng = Engine(graph)
-        profiles.append(eng.run(config.n_steps + 1))
-        st = eng.state[NODE_POPULATION]
-        scores.append((st["alpha"][:, None] * st["h"]).sum(axis=0) @ params.cls_w + params.cls_b)
-        alphas.append(st["alpha"].copy())
+    runs = runner.run(tokens, config.n_steps + 1)
     wall = (time.perf_counter() - t0) / len(tokens)
-    return np.stack(scores), np.stack(alphas), profiles, graph, wall
+    scores = [(a[:, None] * h).sum(axis=0) @ params.cls_w + params.cls_b for a, h in runs.outputs]
+    alphas = [a for a, _ in runs.outputs]
+    return np.stack(scores), np.stack(alphas), runs.profiles, runner.graph, wall
 
 
 def _chip_costs(graph, profiles, hardware: str, gpu: str, batch: int, positions=None) -> dict:

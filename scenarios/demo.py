@@ -15,10 +15,9 @@ from atomspark.mapping.plots import plot_activity, plot_costs
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
-from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.engine_runs import EngineRun, concat_profiles, run_rsgn
-from atomspark.sim.engine import Engine
 from atomspark.sim.profile import Profile
 
 VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
@@ -39,25 +38,23 @@ def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, ob
     ).model
     log(f"[vn] learned a 2-layer dictionary (48 + 32 atoms) in {time.perf_counter() - t0:.1f} s")
     ref = settle(model, test, tol=1e-10, max_iter=5000, sweeps=200)
-    profiles, errors, settled_at = [], [], []
-    delta_profiles, delta_errors = [], []
-    graph = None
+    errors, settled_at, delta_errors = [], [], []
     t0 = time.perf_counter()
-    for i, x in enumerate(test):
-        graph = compile_vn_model(model, x)
-        eng = Engine(graph)
-        prof = eng.run(VN_STEPS, record=[(p.name, "g") for p in graph.populations])
-        trace = np.concatenate([eng.traces[(p.name, "g")] for p in graph.populations], axis=1)
+    exact, lazy = vn_runner(model), vn_runner(model, event_threshold=SEND_ON_DELTA)
+    graph = exact.graph
+    record = [(p.name, "g") for p in graph.populations]
+    runs = exact.run(test, VN_STEPS, record=record)
+    delta = lazy.run(test, VN_STEPS)
+    profiles, delta_profiles = runs.profiles, delta.profiles
+    for i in range(len(test)):
+        trace = np.concatenate([runs.traces[i][pair] for pair in record], axis=1)
         target = np.concatenate([c[i] for c in ref.codes])
         err = np.abs(trace - target).max(axis=1) / max(np.abs(target).max(), 1e-12)
         errors.append(float(err[-1]))
         settled_at.append(
             int(np.argmax(err < SETTLED_REL_ERROR)) + 1 if err[-1] < SETTLED_REL_ERROR else VN_STEPS
         )
-        profiles.append(prof)
-        lazy = Engine(compile_vn_model(model, x, event_threshold=SEND_ON_DELTA))
-        delta_profiles.append(lazy.run(VN_STEPS))
-        codes = np.concatenate([lazy.state[p.name]["g"] for p in graph.populations])
+        codes = np.concatenate(delta.outputs[i])
         delta_errors.append(float(np.abs(codes - target).max() / max(np.abs(target).max(), 1e-12)))
     engine_s = time.perf_counter() - t0
     prof = concat_profiles(profiles)

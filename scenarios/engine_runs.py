@@ -1,5 +1,5 @@
-"""Run a saved or in-memory model on the event engine, sample by sample, and collect what the
-cost model needs: the graph of the last sample, one Profile covering all samples in time order,
+"""Run a saved or in-memory model on the event engine, sample by sample (one compiled engine per
+model: networks/sample_runner.py), and collect what the cost model needs: the graph of the last sample, one Profile covering all samples in time order,
 and the model's outputs (VN codes, RSGN class scores)."""
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.networks import rsgn
 from atomspark.networks.model_io import load_arrays
-from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
+from atomspark.networks.sample_runner import SampleRunner, rsgn_runner, rsgn_scores, vn_runner
 from atomspark.networks.vn import VNModel
-from atomspark.networks.vn_compile import compile_vn_model
-from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import COUNTER_FIELDS, Profile
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
@@ -88,31 +86,32 @@ def run_vn(model: VNModel, x, steps: int = VN_DEFAULT_STEPS, mask=None) -> Engin
     if x.shape[1] != model.input_dim:
         raise AtomsparkError(f"x: model expects {model.input_dim} features, got {x.shape[1]}")
     steps = require_int("steps", steps, minimum=1)
-    codes = [np.zeros((x.shape[0], layer.n_atoms)) for layer in model.layers]
-    profiles, graph = [], None
-    for i, row in enumerate(x):
-        graph = compile_vn_model(model, row, mask=mask)
-        eng = Engine(graph)
-        profiles.append(eng.run(steps))
-        for l, pop in enumerate(graph.populations):
-            codes[l][i] = eng.state[pop.name]["g"]
-    return EngineRun("vn", graph, concat_profiles(profiles), codes, x.shape[0])
+    runner = vn_runner(model, mask=mask)
+    runs = runner.run(x, steps)
+    codes = [np.stack([out[l] for out in runs.outputs]) for l in range(len(model.layers))]
+    return EngineRun("vn", runner.graph, concat_profiles(runs.profiles), codes, x.shape[0])
 
 
 def run_rsgn(params, config, tokens) -> EngineRun:
     """Ignite and propagate each sequence of tokens (B, L, d_in) on the engine; read out scores."""
     x = rsgn.dynamics.check_tokens(tokens, config)
-    profiles, features, graph = [], [], None
-    for seq in x:
-        graph = compile_rsgn_tokens(params, config, seq)
-        eng = Engine(graph)
-        profiles.append(eng.run(config.n_steps + 1))
-        state = eng.state[NODE_POPULATION]
-        features.append((state["alpha"][:, None] * state["h"]).sum(axis=0))
-    scores = np.stack(features) @ params.cls_w + params.cls_b
+    runner = rsgn_runner(params, config)
+    runs = runner.run(x, config.n_steps + 1)
     return EngineRun(
-        "rsgn", graph, concat_profiles(profiles), scores, x.shape[0], positions=params.positions
+        "rsgn",
+        runner.graph,
+        concat_profiles(runs.profiles),
+        rsgn_scores(params, runs.outputs),
+        x.shape[0],
+        positions=params.positions,
     )
+
+
+def runner_for(loaded: LoadedModel) -> SampleRunner:
+    """The sample runner of a loaded model (VN: drives; RSGN: token sequences)."""
+    if loaded.kind == "vn":
+        return vn_runner(loaded.model)
+    return rsgn_runner(*loaded.model)
 
 
 def run_loaded(loaded: LoadedModel, data, steps: int | None = None) -> EngineRun:

@@ -12,7 +12,7 @@ from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.model_io import atomic_write_text
-from atomspark.scenarios.engine_runs import LoadedModel, load_model, run_loaded
+from atomspark.scenarios.engine_runs import LoadedModel, load_model, run_loaded, runner_for
 from atomspark.sim.engine import Engine
 from atomspark.sim.validation import AtomsparkError, as_finite_array
 
@@ -108,5 +108,5 @@ def profile_model(
 
 
 def _first_sample_engine(loaded: LoadedModel, first: np.ndarray, steps: int | None) -> Engine:
-    """A fresh engine on the first sample's graph, so its run can record an event raster."""
-    return Engine(run_loaded(loaded, first, steps).graph)
+    """The model's engine reset to the first sample, so its run can record an event raster."""
+    return runner_for(loaded).engine_for(first[0])
