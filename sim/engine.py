@@ -45,6 +45,7 @@ class PopulationBuffers:
     work: np.ndarray  # (size,) scratch list of units updated this step
     emit_idx: np.ndarray  # (size,)
     emit_val: np.ndarray  # (size,) payload of each emitted event
+    n_emit: int = 0  # events of the last step run (emit_idx[:n_emit], emit_val[:n_emit])
 
     def kernel_tuple(self) -> tuple:
         """The buffers in the order every update kernel takes them (unit_model.py)."""
@@ -119,9 +120,8 @@ class Engine:
                     )
                 if pop.is_fixed_point and np.any(arr != np.round(arr)):
                     raise AtomsparkError(f"state[{name!r}][{var!r}]: fixed point needs integers")
-                fresh[name][var] = np.ascontiguousarray(
-                    as_finite_array(f"state[{name!r}][{var!r}]", arr), dtype=ref.dtype
-                )
+                checked = as_finite_array(f"state[{name!r}][{var!r}]", arr)
+                fresh[name][var] = np.array(checked, dtype=ref.dtype, order="C")  # a copy
         self.t = 0
         self.state = fresh
         self.counters = [
@@ -262,6 +262,9 @@ class Engine:
                 break
             logs = tuple((_grown(a), _grown(b), n) for a, b, n in logs)
         self.t += steps
+        if steps:
+            for buf, n_emit in zip(self.buffers, prof.events[-1]):
+                buf.n_emit = int(n_emit)
         prof.unit_events = [u.copy() for u in self._unit_events]
         self.event_log = {
             p.name: (logs[i][0][: logs[i][2][0]].copy(), logs[i][1][: logs[i][2][0]].copy())

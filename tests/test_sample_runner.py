@@ -84,3 +84,12 @@ def test_reset_accepts_only_what_a_sample_may_set(vn):
         eng.reset({"vn_layer0": {"drive": np.zeros(5)}})
     with pytest.raises(AtomsparkError, match="not in the graph"):
         eng.reset({"nope": {"drive": np.zeros(5)}})
+
+
+def test_reset_copies_the_state_it_is_given(vn):
+    model, x = vn
+    eng = vn_runner(model).engine
+    drive = np.ones(24)
+    eng.reset({"vn_layer0": {"drive": drive, "g": drive}})
+    eng.run(5)
+    assert np.array_equal(drive, np.ones(24))  # the engine ran on its own copy

@@ -259,7 +259,7 @@ def test_bad_graphs_runs_and_compiler_inputs_are_rejected():
     with pytest.raises(AtomsparkError, match=r"lif->rsgn: source events carry payload shape"):
         Graph([pop, lif], [Projection("lif", "rsgn", np.eye(4))])
     engine = Engine(Graph([pop]))
-    with pytest.raises(AtomsparkError, match="RSGN nodes take no external input"):
+    with pytest.raises(AtomsparkError, match="rsgn units take no external input"):
         engine.run(1, inputs={"rsgn": np.ones((1, 4))})
     p, cfg = _model(*CASES[0])
     a0, h0 = _ignite(p, cfg, b=1)

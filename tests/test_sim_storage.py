@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from atomspark.sim import kernels_fanout as kf
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
+from atomspark.sim.kernels_fanout import fan_out_uniform
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
 from atomspark.sim.units_vn import VNParams
 from atomspark.sim.validation import AtomsparkError
@@ -145,10 +146,12 @@ def test_a_row_with_a_repeated_target_is_not_taken_for_a_full_row():
         [Population("a", 1, _lif()), Population("b", 3, VNParams(eta=0.1, lam=0.0))], [proj]
     )
     eng = Engine(graph)
-    eng.buffers[0].emit_idx[0], eng.buffers[0].emit_val[0], eng.buffers[0].n_emit = 0, 2.0, 1
-    synops = eng._fan_out(eng.buffers[0], eng._outgoing[0][0], graph.ring_length)
-    tb = eng.buffers[1]
+    out, tb = eng._outgoing[0], eng.buffers[1]
+    assert not out.full_rows
     slot = 1 % graph.ring_length
+    synops = fan_out_uniform(np.array([0]), np.array([2.0]), 1, out.indptr, out.indices, out.data,
+                             out.full_rows, tb.ring[0, slot], tb.tflag[slot], tb.tidx[slot],
+                             tb.tcount, slot)  # fmt: skip
     assert synops == 3
     assert np.array_equal(tb.ring[0, slot], [2.0, 10.0, 0.0])
     assert list(tb.tidx[slot, : tb.tcount[slot]]) == [0, 1]  # target 2 received nothing
