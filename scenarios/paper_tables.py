@@ -225,6 +225,13 @@ def render(results: dict, plot: Path = PLOT, doc_dir: Path | None = None) -> str
     for task in TASKS:
         table, miss = main_table(results, task)
         parts.append(f"### {task.capitalize()} task\n\n{table}")
+        if task == "hierarchical":
+            parts.append(
+                "Accuracies are mean ± population standard deviation over the seeds that ran "
+                "(`np.std`, as the paper's code computes it). Activity: fraction of nodes above "
+                "the cutoff on the validation set, averaged over ignition and every step / at "
+                "the last step.\n"
+            )
         missing += miss
     table, miss = ablation_table(results)
     parts.append(f"### Ablation (hierarchical, seed 42, 50 epochs)\n\n{table}")
