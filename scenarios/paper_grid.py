@@ -122,7 +122,7 @@ def engine_costs(out: Path, cfg: dict, n: int = ENGINE_SEQUENCES) -> dict:
     )
     eng = report["backends"]["engine_float"]
     costs = {
-        "sequences": n,
+        "sequences": len(x_va[:n]),
         "hardware": "loihi2",
         "accuracy": eng["accuracy"],
         "mean_active_fraction": eng["active_fraction"],
