@@ -77,7 +77,8 @@ def summarise(grid: str, name: str, out: Path) -> dict:
     best = max(epochs, key=lambda r: (r["accuracy"], -r["epoch"]))
     d = cfg["data"]
     module = build_model(cfg, d["dim"], {"n_classes": d["n_classes"]}, "cpu", torch.float32)
-    engine = engine_costs(out, cfg) if grid == "activity" else None
+    done = (out / "result.json").is_file()
+    engine = engine_costs(out, cfg) if grid == "activity" and done else None
     return {
         "grid": grid,
         "cell": name,
@@ -90,8 +91,9 @@ def summarise(grid: str, name: str, out: Path) -> dict:
         "last": epochs[-1],
         "wall_s": sum(r.get("epoch_s", 0.0) for r in epochs),
         "finished": datetime.fromtimestamp(
-            (out / "result.json").stat().st_mtime, timezone.utc
+            (out / "metrics.jsonl").stat().st_mtime, timezone.utc
         ).isoformat(timespec="seconds"),
+        "complete": (out / "result.json").is_file(),
         "machine": _machine(),
     }
 
@@ -176,7 +178,8 @@ def _machine() -> str:
 
 
 def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
-    """Write results/<grid>/<cell>.json for every finished cell of every grid, and the floor."""
+    """Write results/<grid>/<cell>.json for every finished cell of every grid, the floor, and
+    results/partial/<grid>/<cell>.json (marked "complete": false) for cells still running."""
     written = []
     for task in TASKS:
         path = results / "main" / f"{task}-floor-sklearn.json"
@@ -187,13 +190,25 @@ def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
     for grid in GRIDS:
         for name, stem, cell in cells(grid):
             out = cell_folder(sweeps, stem, cell)
-            if not (out / "result.json").is_file():
-                continue
             path = results / grid / f"{name}.json"
+            if not (out / "result.json").is_file():
+                # an unfinished cell with some epochs: its progress, kept apart and marked
+                out = out.with_name(out.name + ".partial")
+                path = results / "partial" / grid / f"{name}.json"
+                if not (out / "cell.json").is_file() or '"eval"' not in _read(
+                    out / "metrics.jsonl"
+                ):
+                    continue
+            else:
+                (results / "partial" / grid / f"{name}.json").unlink(missing_ok=True)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps(summarise(grid, name, out), indent=1) + "\n")
             written.append(path)
     return written
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,6 +77,11 @@ def load_results(results: Path = RESULTS) -> dict[tuple[str, str], dict]:
     return out
 
 
+def load_partial(results: Path = RESULTS) -> dict[tuple[str, str], dict]:
+    """{(grid, cell): summary} of cells still running (results/partial/<grid>/<cell>.json)."""
+    return load_results(results / "partial")
+
+
 def _pct(values: list[float]) -> str:
     if not values:
         return "-"
@@ -218,10 +223,13 @@ def plot_activity(results: dict, path: Path = PLOT) -> Path | None:
     return path
 
 
-def render(results: dict, plot: Path = PLOT, doc_dir: Path | None = None) -> str:
+def render(
+    results: dict, plot: Path = PLOT, doc_dir: Path | None = None, partial: dict | None = None
+) -> str:
     """The generated section of the doc; the activity plot is written to `plot` and linked
     relative to `doc_dir` (default: the plot's own folder)."""
-    parts, missing = [], []
+    parts: list[str] = []
+    missing: list[str] = []
     for task in TASKS:
         table, miss = main_table(results, task)
         parts.append(f"### {task.capitalize()} task\n\n{table}")
@@ -235,7 +243,7 @@ def render(results: dict, plot: Path = PLOT, doc_dir: Path | None = None) -> str
         missing += miss
     table, miss = ablation_table(results)
     parts.append(f"### Ablation (hierarchical, seed 42, 50 epochs)\n\n{table}")
-    missing += miss
+    missing += [m for m in miss if m not in missing]  # "full" is a main-grid cell
     table, miss = activity_table(results)
     parts.append(f"### Accuracy against activity (sparse configuration, 10 epochs)\n\n{table}")
     missing += miss
@@ -249,9 +257,24 @@ def render(results: dict, plot: Path = PLOT, doc_dir: Path | None = None) -> str
         if dates
         else "No results yet.\n"
     )
+    partial = partial or {}
+    running = [
+        f"| {grid}/{name} | {r['last']['epoch']} of {r['config']['epochs']} "
+        f"| {_pct([r['best']['accuracy']])} (epoch {r['best']['epoch']}) "
+        f"| {_pct([r['last']['accuracy']])} | {r['finished'][:16]} |"
+        for (grid, name), r in sorted(partial.items())
+        if f"{grid}/{name}" in missing
+    ]
+    if running:
+        parts.append(
+            "**Unfinished cells, progress so far** (not results: the protocol's epochs have not "
+            "all run; from docs/results/rsgn/partial/):\n\n| cell | epochs done | best so far "
+            "| last epoch | as of (UTC) |\n|---|---|---|---|---|\n" + "\n".join(running) + "\n"
+        )
     parts.append(
-        f"**Missing cells ({len(missing)})**, resumable with "
-        "`python -m atomspark.scenarios.paper_grid run <grid>` then `collect` and this command: "
+        f"**Missing cells ({len(missing)})**, resumable with `atomspark sweep "
+        "scenarios/configs/grids/<grid>.toml --workers 1` (see Commands), then `paper_grid "
+        "collect` and `paper_tables`: "
         + (", ".join(f"`{m}`" for m in missing) if missing else "none")
         + ".\n"
     )
@@ -265,7 +288,7 @@ def write_doc(doc: Path = DOC, results: Path = RESULTS) -> Path:
         text = text.rstrip() + f"\n\n{BEGIN}\n{END}\n"
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    body = render(load_results(results), results / PLOT.name, doc.parent)
+    body = render(load_results(results), results / PLOT.name, doc.parent, load_partial(results))
     atomic_write_text(doc, f"{head}{BEGIN}\n{body}\n{END}{tail}")
     return doc
 

@@ -95,6 +95,10 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
     target = grid_cell.params["model"]["target_activity"]
     assert f"| {target:g} | " in text and "µJ" in text and "(curve.png)" in text
     assert "main/hierarchical-transformer-seed42" in text  # listed as missing, not filled in
+    # a cell still running is listed with its progress, apart from the results
+    running = {("main", "hierarchical-lstm-seed42"): {**summary, "config": {"epochs": 50}}}
+    text = paper_tables.render({}, tmp_path / "curve.png", tmp_path, running)
+    assert "| main/hierarchical-lstm-seed42 | 2 of 50 |" in text
     png = paper_tables.plot_activity(loaded, tmp_path / "curve.png")
     image = matplotlib.image.imread(png)
     assert image.shape[0] > 200 and image.shape[1] > 300 and image[..., :3].std() > 0.01
