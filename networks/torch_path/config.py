@@ -6,7 +6,7 @@ Example (every key optional except `task`):
     task = "rsgn-sequence"          # or "vn-dictionary"
     seed = 0
     device = "auto"                 # "cpu", "cuda", "cuda:1"
-    dtype = "float32"               # or "float64"
+    dtype = "float32"               # "float64", or "auto": float32 on CUDA, float64 on CPU
     epochs = 10                     # default per task (TASK_DEFAULTS)
     batch_size = 32
     checkpoint_every = 10           # optimiser steps between checkpoints (0: only at the end)
@@ -196,9 +196,9 @@ def validate_config(raw: dict) -> dict:
             raise AtomsparkError(f"config key {key!r}: must be >= 1, got {out[key]}")
     if out["checkpoint_every"] < 0:
         raise AtomsparkError("config key 'checkpoint_every': must be >= 0")
-    if out["dtype"] not in ("float32", "float64"):
+    if out["dtype"] not in ("float32", "float64", "auto"):
         raise AtomsparkError(
-            f"config key 'dtype': must be float32 or float64, got {out['dtype']!r}"
+            f"config key 'dtype': must be float32, float64 or auto, got {out['dtype']!r}"
         )
     if out["optimizer"]["schedule"] not in SCHEDULES:
         raise AtomsparkError(f"config key 'optimizer.schedule': must be one of {SCHEDULES}")

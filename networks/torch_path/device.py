@@ -88,7 +88,7 @@ def pinned_numerics(device: torch.device, dtype: torch.dtype):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    _set_deterministic(True, warn_only=True)
     try:
         yield numerics_record(device, dtype)
     finally:
@@ -98,7 +98,13 @@ def pinned_numerics(device: torch.device, dtype: torch.dtype):
             torch.backends.cudnn.deterministic,
             torch.backends.cudnn.benchmark,
         ) = saved[:4]
-        torch.use_deterministic_algorithms(saved[4], warn_only=saved[5])
+        _set_deterministic(saved[4], warn_only=saved[5])
+
+
+def _set_deterministic(mode: bool, warn_only: bool) -> None:
+    """torch.use_deterministic_algorithms without its import of torch._inductor (~6 s on a
+    loaded 2-core machine), which only matters to torch.compile; this path does not compile."""
+    torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 def numerics_record(device: torch.device, dtype: torch.dtype) -> dict:

@@ -9,10 +9,14 @@ and dense matmuls are what a GPU does well), hyperbolic ignition and the exact-z
 
 `project_()` keeps positions inside the ball (and thresholds/affinities in range) after each
 optimiser step. Gradients never see the arccosh singularity: the diagonal of the distance
-matrix is excluded before arccosh.
+matrix is excluded before arccosh. Under bfloat16 autocast (train's mixed_precision) the matmuls
+run in bfloat16 while the state, the inhibition normaliser and the read-out stay in the
+parameters' dtype.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 import torch.nn.functional as F
@@ -119,8 +123,9 @@ class TorchRSGN(nn.Module):
     def spark_points(self, tokens: torch.Tensor) -> torch.Tensor:
         """MLP(d_in -> 4 dim, GELU -> dim, tanh) * spark_scale, projected into the ball."""
         cfg = self.config
+        dt = self.positions.dtype
         z = torch.tanh(
-            F.gelu(tokens @ self.embed_w1 + self.embed_b1) @ self.embed_w2 + self.embed_b2
+            (F.gelu(tokens @ self.embed_w1 + self.embed_b1) @ self.embed_w2 + self.embed_b2).to(dt)
         )
         z = z * self.spark_scale
         trigger = 1.0 if cfg.mode == "published" else cfg.spark_max_norm
@@ -149,9 +154,9 @@ class TorchRSGN(nn.Module):
         cutoff after ignition and after each of the K steps (the activity of every step)."""
         cfg = self.config
         sparse = cfg.mode == "sparse"
-        tokens = tokens.to(self.positions.dtype)
+        tokens = tokens.to(device=self.positions.device, dtype=self.positions.dtype)
         alpha = self.ignition(tokens)
-        h0 = tokens.mean(1) @ self.init_w + self.init_b
+        h0 = (tokens.mean(1) @ self.init_w + self.init_b).to(self.positions.dtype)
         h = h0[:, None, :] * alpha[:, :, None]
         W = self.connection_weights()
         nb = self.inhibition_neighbourhood()
@@ -159,11 +164,12 @@ class TorchRSGN(nn.Module):
         pattern = self.edge_pattern() if sparse else None
         zero = torch.zeros((), dtype=alpha.dtype, device=alpha.device)
         steps = [(alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach()] if trace else []
+        dt = self.positions.dtype
         for _ in range(cfg.n_steps if n_steps is None else int(n_steps)):
             gate = alpha > cfg.cutoff
             x = h * (alpha * gate)[:, :, None]
             m = torch.einsum("ij,bid->bjd", W, x)
-            h_new = m @ self.w_h + self.b_h
+            h_new = (m @ self.w_h + self.b_h).to(dt)
             drive = alpha + cfg.signal_gain * torch.linalg.vector_norm(h_new, dim=-1)
             alpha_new = torch.sigmoid((drive - self.thresholds) / cfg.temperature)
             if sparse:
@@ -175,15 +181,17 @@ class TorchRSGN(nn.Module):
                 h_new + h, (cfg.d_hidden,), self.ln_gain, self.ln_bias, cfg.layer_norm_eps
             )
             h = h * alpha_new[:, :, None]
-            total = alpha_new @ nb.T + _INHIBITION_EPS
+            with _full_precision(alpha):
+                total = alpha_new @ nb.T + _INHIBITION_EPS
             alpha = torch.clamp(alpha_new * nb_size / total, 0.0, 1.0)
             if sparse:
                 alpha = torch.where(alpha > cfg.cutoff, alpha, zero)
                 h = h * (alpha > 0)[:, :, None]
             if trace:
                 steps.append((alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach())
-        features = torch.einsum("bn,bnd->bd", alpha, h)
-        scores = features @ self.cls_w + self.cls_b
+        with _full_precision(alpha):
+            features = torch.einsum("bn,bnd->bd", alpha, h)
+            scores = features @ self.cls_w + self.cls_b
         return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
 
     @torch.no_grad()
@@ -199,6 +207,15 @@ class TorchRSGN(nn.Module):
         self.thresholds.clamp_(lo, hi)
         if cfg.mode == "sparse":
             self.edge_data.clamp_(0.0, 1.0)
+
+
+def _full_precision(like: torch.Tensor):
+    """Autocast off: the inhibition normaliser and the read-out sum over all N nodes, which
+    bfloat16 (8-bit mantissa) would round; under mixed precision only the per-node matmuls
+    (spark MLP, messages, state update) run in bfloat16 and the state stays in float32."""
+    if not torch.is_autocast_enabled(like.device.type):
+        return contextlib.nullcontext()
+    return torch.autocast(like.device.type, enabled=False)
 
 
 def _project(x: torch.Tensor, max_norm: float, c: float, trigger: float) -> torch.Tensor:

@@ -2,16 +2,19 @@
 
 RSGN ("rsgn-sequence"): fast scale = AdamW on cross-entropy (grad clip, cosine schedule),
 positions projected into the ball after each step; slow scale, after each step = the reference's
-reward-modulated Hebbian affinity update and homeostatic thresholds (NumPy functions from
-networks/rsgn/plasticity.py), and in sparse mode prune/sprout every `structural_every` epochs.
+reward-modulated Hebbian affinity update and homeostatic thresholds (plasticity.py's rules, done
+on the device by slow_torch.py), and in sparse mode prune/sprout every `structural_every` epochs.
+A step makes one host sync (its metrics, copied to the host together); the training set is
+uploaded once and each epoch's order once.
 VN ("vn-dictionary"): settle each batch on the device, then batched Atomic-Hebb (the slow rule;
 no gradient optimiser is used for this task). Its "accuracy" metric is dictionary recovery:
 the fraction of planted atoms matched by a learned atom with |cosine| > 0.95.
 Defaults (config.py TASK_DEFAULTS and sections) are tuned so that both built-in tasks learn.
 
-Checkpoints (checkpoint.pt, every `checkpoint_every` steps and at the end) hold the model,
-optimiser, scheduler, torch and NumPy RNG states, the epoch's data order and position and the
-reward baseline, so that a resumed CPU run is bit-identical to an uninterrupted one.
+Checkpoints (checkpoint.pt, every `checkpoint_every` steps and at the end; all tensors on the
+CPU) hold the model, optimiser, scheduler, torch CPU and CUDA, and NumPy RNG states, the epoch's
+data order and position, the reward baseline and the numerics record (device, dtype, TF32,
+determinism), so that a resumed run is bit-identical to an uninterrupted one on the same device.
 Outputs in out_dir: metrics.jsonl, metrics.png, checkpoint.pt, model.npz (NumPy model file),
 final_metrics.json (last validation metrics plus the best validation epoch: best_accuracy,
 best_epoch, best_activity).
@@ -38,9 +41,6 @@ from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.rsgn.model import RSGNConfig, init_params, save_model
 from atomspark.networks.rsgn.plasticity import (
     PlasticityConfig,
-    RewardBaseline,
-    hebbian_affinity_update,
-    homeostatic_thresholds,
     prune_and_sprout,
 )
 from atomspark.networks.torch_path.baselines import build_baseline
@@ -51,7 +51,17 @@ from atomspark.networks.torch_path.convert import (
     vn_from_torch,
     vn_to_torch,
 )
-from atomspark.networks.torch_path.device import autocast_context, select_device
+from atomspark.networks.torch_path.device import (
+    autocast_context,
+    pinned_numerics,
+    resolve_dtype,
+    select_device,
+)
+from atomspark.networks.torch_path.slow_torch import (
+    DeviceRewardBaseline,
+    hebbian_affinity_,
+    homeostatic_thresholds_,
+)
 from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle
 from atomspark.networks.vn.model import VNModel
 from atomspark.sim.validation import AtomsparkError
@@ -163,12 +173,24 @@ def save_checkpoint(path: Path, state: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        torch.save(state, tmp)
+        torch.save(_to_cpu(state), tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _to_cpu(obj):
+    """Every tensor in nested dicts/lists/tuples copied to the CPU: a checkpoint that loads on
+    any machine, and one well-defined place where device tensors leave the device."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
 
 
 def load_checkpoint(path: Path, task: str) -> dict:
@@ -189,12 +211,14 @@ def load_checkpoint(path: Path, task: str) -> dict:
 
 
 def _resize_sparse_edges(module, sd: dict) -> None:
-    """Sparse RSGN: the graph may have been pruned/sprouted; size the edge tensors like `sd`."""
+    """Sparse RSGN: the graph may have been pruned/sprouted; size the edge tensors like `sd`, on
+    the module's device (the checkpoint was read to the CPU)."""
     if getattr(module, "config", None) is None or module.config.mode != "sparse":
         return
-    module.edge_data = torch.nn.Parameter(torch.empty_like(sd["edge_data"]))
-    module.edge_rows = torch.empty_like(sd["edge_rows"])
-    module.edge_cols = torch.empty_like(sd["edge_cols"])
+    device = module.positions.device
+    module.edge_data = torch.nn.Parameter(torch.empty_like(sd["edge_data"], device=device))
+    module.edge_rows = torch.empty_like(sd["edge_rows"], device=device)
+    module.edge_cols = torch.empty_like(sd["edge_cols"], device=device)
 
 
 # ----- progress and plots ----------------------------------------------------------------------
@@ -254,11 +278,12 @@ def plot_metrics(metrics_path: Path, png_path: Path) -> None:
 
 # ----- one step per task -----------------------------------------------------------------------
 def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
-    """Fast AdamW step, projection, then the slow Hebbian/homeostatic updates."""
+    """Fast AdamW step, projection, then the slow Hebbian/homeostatic updates, all on the
+    device; the step's metrics come back in one device-to-host copy (its only host sync)."""
     module.train()
     with autocast_context(xb.device, cfg["mixed_precision"]):
         scores, alpha = module(xb)
-    loss = torch.nn.functional.cross_entropy(scores.float(), yb)
+    loss = torch.nn.functional.cross_entropy(scores.to(xb.dtype), yb)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(module.parameters(), cfg["optimizer"]["grad_clip"])
@@ -266,30 +291,30 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     if cfg["optimizer"]["schedule"] != "cosine-epoch":
         sched.step()
     module.project_()
-    alpha_np = alpha.detach().to("cpu", torch.float64).numpy()
+    alpha = alpha.detach()
     p = cfg["plasticity"]
     if p["enabled"]:
-        params, rc = rsgn_from_torch(module)
-        reward = slow["baseline"].reward(loss.item(), slow["pcfg"].baseline_momentum)
-        params = hebbian_affinity_update(params, rc, alpha_np, reward, slow["pcfg"])
-        theta = homeostatic_thresholds(
-            params.thresholds,
-            alpha_np,
-            rc.target_activity,
-            p["lr_threshold"],
-            rc.threshold_bounds,
-            scope=p["homeostasis_scope"],
+        reward = slow["baseline"].reward(loss, slow["pcfg"].baseline_momentum)
+        hebbian_affinity_(module, alpha, reward, slow["pcfg"])
+        homeostatic_thresholds_(module, alpha, p["lr_threshold"], p["homeostasis_scope"])
+        slow["history"].append(alpha.to(torch.float64))
+    return _fetch_metrics(
+        loss,
+        (scores.argmax(1) == yb).double().mean(),
+        (alpha > module.config.cutoff).double().mean(),
+    )
+
+
+def _fetch_metrics(loss, accuracy, activity=None) -> dict:
+    """One copy of a step's metrics (device scalars) to the host, the step's only host sync;
+    a non-finite loss stops the run. Baselines have no activity."""
+    values = [loss.detach(), accuracy] + ([] if activity is None else [activity])
+    host = torch.stack([v.double() for v in values]).cpu().tolist()
+    if not np.isfinite(host[0]):
+        raise AtomsparkError(
+            f"loss: became {host[0]} during training; lower optimizer.lr or check the data"
         )
-        with torch.no_grad():
-            module.thresholds.copy_(torch.from_numpy(theta))
-            if rc.mode == "published":
-                module.affinity_u.copy_(torch.from_numpy(params.affinity_u))
-            else:
-                module.edge_data.copy_(torch.from_numpy(params.edge_affinity.data))
-        slow["history"].append(alpha_np)
-    acc = float((scores.argmax(1) == yb).double().mean())
-    active = float((alpha > module.config.cutoff).double().mean())
-    return {"loss": loss.item(), "accuracy": acc, "activity": active}
+    return dict(zip(("loss", "accuracy", "activity"), host))
 
 
 def _baseline_step(module, opt, sched, xb, yb, cfg) -> dict:
@@ -297,14 +322,14 @@ def _baseline_step(module, opt, sched, xb, yb, cfg) -> dict:
     module.train()
     with autocast_context(xb.device, cfg["mixed_precision"]):
         scores = module(xb)
-    loss = torch.nn.functional.cross_entropy(scores.float(), yb)
+    loss = torch.nn.functional.cross_entropy(scores.to(xb.dtype), yb)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(module.parameters(), cfg["optimizer"]["grad_clip"])
     opt.step()
     if cfg["optimizer"]["schedule"] != "cosine-epoch":
         sched.step()
-    return {"loss": loss.item(), "accuracy": float((scores.argmax(1) == yb).double().mean())}
+    return _fetch_metrics(loss, (scores.argmax(1) == yb).double().mean())
 
 
 def _structural_update(module, opt, slow: dict) -> None:
@@ -313,7 +338,7 @@ def _structural_update(module, opt, slow: dict) -> None:
     if module.config.mode != "sparse" or len(slow["history"]) == 0:
         return
     params, rc = rsgn_from_torch(module)
-    history = np.concatenate(slow["history"])
+    history = torch.cat(slow["history"]).to("cpu", torch.float64).numpy()
     slow["history"].clear()
     if history.shape[0] < 2:
         return
@@ -330,25 +355,27 @@ def _structural_update(module, opt, slow: dict) -> None:
 
 
 def _vn_step(module, xb, cfg, extra) -> dict:
+    """Settle the batch, Atomic-Hebb; metrics come back in one device-to-host copy."""
     m, h = cfg["model"], cfg["hebb"]
     with torch.no_grad():
         res = settle(
             module, xb, method=m["method"], tol=m["tol"], max_iter=m["max_iter"], sweeps=m["sweeps"]
         )
-        energy = joint_energy(module, res.codes, xb.to(module.S[0].dtype))
+        energy = joint_energy(module, res.codes, xb)
         atomic_hebb(module, xb, res.codes, h["rho_s"], h["rho_u"], normalize=h["normalize"])
-    active = float(
-        sum((g != 0).double().sum() for g in res.codes) / sum(g.numel() for g in res.codes)
-    )
-    return {"loss": float(energy.mean()), "accuracy": _recovery(module, extra), "activity": active}
+        active = sum((g != 0).double().sum() for g in res.codes) / sum(g.numel() for g in res.codes)
+        return _fetch_metrics(energy.mean(), _recovery(module, extra), active)
 
 
-def _recovery(module, extra) -> float:
-    """Fraction of the true atoms matched by a learned S_1 column with |cosine| > 0.95."""
-    D = torch.from_numpy(extra["dictionary"]).to(module.S[0])
+def _recovery(module, extra) -> torch.Tensor:
+    """Fraction of the true atoms matched by a learned S_1 column with |cosine| > 0.95 (a device
+    scalar; the true dictionary is uploaded once)."""
     S = module.S[0].detach()
+    if extra.get("dictionary_t") is None or extra["dictionary_t"].device != S.device:
+        extra["dictionary_t"] = torch.from_numpy(extra["dictionary"]).to(S)
+    D = extra["dictionary_t"].to(S.dtype)
     cos = (D / D.norm(dim=0)).T @ (S / S.norm(dim=0).clamp_min(1e-12))
-    return float((cos.abs().amax(1) > 0.95).double().mean())
+    return (cos.abs().amax(1) > 0.95).double().mean()
 
 
 @torch.no_grad()
@@ -382,7 +409,7 @@ def _evaluate(module, cfg, x, y, extra, device, dtype) -> dict:
     )
     return {
         "loss": float(joint_energy(module, res.codes, xt).mean()),
-        "accuracy": _recovery(module, extra),
+        "accuracy": float(_recovery(module, extra)),
         "activity": active,
     }
 
@@ -413,13 +440,26 @@ def train(
 
     resume=True continues from out_dir/checkpoint.pt. max_steps stops early (after writing a
     checkpoint) once that many steps are done in total: used to interrupt a run on purpose.
+    The run's device, dtype, TF32 and determinism settings are pinned for its duration and
+    recorded in the checkpoint and final_metrics.json ("numerics").
     """
     cfg = validate_config(config) if isinstance(config, dict) else load_config(config)
+    device = select_device(cfg["device"])
+    dtype = resolve_dtype(cfg["dtype"], device)
+    if cfg["mixed_precision"] and dtype != torch.float32:
+        raise AtomsparkError(
+            f"config key 'mixed_precision': needs dtype float32 (autocast leaves {dtype} "
+            'untouched); set dtype = "float32" or turn mixed_precision off'
+        )
+    with pinned_numerics(device, dtype) as numerics:
+        return _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics)
+
+
+def _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics) -> TrainResult:
+    """train()'s loop, with the numerics already pinned."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     task = cfg["task"]
-    device = select_device(cfg["device"])
-    dtype = torch.float64 if cfg["dtype"] == "float64" else torch.float32
     x_tr, y_tr, x_va, y_va, extra = build_data(cfg)
     state = load_checkpoint(out / CHECKPOINT, task) if resume else None
     torch.manual_seed(cfg["seed"])
@@ -465,7 +505,7 @@ def train(
                 )
             }
         )
-        slow["baseline"] = RewardBaseline()
+        slow["baseline"] = DeviceRewardBaseline(device)
 
     rng = np.random.default_rng(cfg["seed"])
     step, epoch, pos, order = 0, 0, 0, None
@@ -473,12 +513,16 @@ def train(
         if opt is not None:
             opt.load_state_dict(state["optimizer"])
             sched.load_state_dict(state["scheduler"])
-            slow["baseline"] = RewardBaseline(**state["baseline"])
-            slow["history"] = [np.asarray(a) for a in state["history"]]
+            slow["baseline"] = DeviceRewardBaseline(device, **state["baseline"])
+            slow["history"] = [torch.as_tensor(a).to(device) for a in state["history"]]
         rng.bit_generator.state = state["numpy_rng"]
         torch.set_rng_state(state["torch_rng"])
+        if device.type == "cuda" and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"], device)
         step, epoch, pos = state["step"], state["epoch"], state["pos"]
         order = None if state["order"] is None else np.asarray(state["order"])
+    x_dev = torch.from_numpy(x_tr).to(device=device, dtype=dtype)  # the training set, uploaded once
+    y_dev = None if y_tr is None else torch.from_numpy(y_tr).to(device)
     metrics_path = out / "metrics.jsonl"
     if not resume and metrics_path.exists():
         metrics_path.unlink()
@@ -497,10 +541,12 @@ def train(
                 "model": module.state_dict(),
                 "numpy_rng": rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+                "numerics": numerics,
                 "optimizer": None if opt is None else opt.state_dict(),
                 "scheduler": None if sched is None else sched.state_dict(),
-                "baseline": None if opt is None else vars(slow["baseline"]),
-                "history": [a for a in slow["history"]],
+                "baseline": None if opt is None else slow["baseline"].state_dict(),
+                "history": list(slow["history"]),
             },
         )
 
@@ -513,17 +559,18 @@ def train(
             if order is None:
                 order = rng.permutation(len(x_tr))
                 pos = 0
+            order_t = torch.from_numpy(order).to(device)  # one upload per epoch, not per step
             while pos < n_batches:
                 if max_steps is not None and step >= max_steps:
                     checkpoint()
                     return TrainResult(out, step, last, out / "model.npz")
-                idx = order[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
-                xb = torch.from_numpy(x_tr[idx]).to(device=device, dtype=dtype)
+                idx = order_t[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
+                xb = x_dev[idx]
                 if is_rsgn:
-                    yb = torch.from_numpy(y_tr[idx]).to(device)
+                    yb = y_dev[idx]
                     last = _rsgn_step(module, opt, sched, xb, yb, cfg, slow)
                 elif task == "rsgn-sequence":
-                    yb = torch.from_numpy(y_tr[idx]).to(device)
+                    yb = y_dev[idx]
                     last = _baseline_step(module, opt, sched, xb, yb, cfg)
                 else:
                     last = _vn_step(module, xb, cfg, extra)
@@ -553,7 +600,7 @@ def train(
     checkpoint()
     if ev is None:  # resumed a run that had already finished: evaluate the model as it is
         ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
-    ev = {**ev, **best_validation(metrics_path)}
+    ev = {**ev, **best_validation(metrics_path), "numerics": numerics}
     plot_metrics(metrics_path, out / "metrics.png")
     _export(module, task, out / "model.npz")
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))

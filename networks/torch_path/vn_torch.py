@@ -17,6 +17,10 @@ Gradients through the settle are UNROLLED: autograd differentiates the exact seq
 steps that was run (step sizes included, via eigvalsh). With a fixed iteration count this is the
 exact derivative of the computed codes, checked against finite differences in the tests; at a
 converged fixed point it approaches the implicit (active-set KKT) derivative.
+
+On a GPU the loops stay on the device: each layer's step size (eigvalsh, which syncs) is computed
+once per settle, since the Gram matrices do not change between sweeps, and the inner loop reads
+its convergence flag every `check_every` iterations only (CHECK_EVERY_DEVICE off the CPU).
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from atomspark.sim.validation import AtomsparkError
 from torch import nn
 
 METHODS = ("ista", "fista")
+# Off the CPU, each convergence check is a host sync (the loop must read a device flag), so the
+# check runs every CHECK_EVERY_DEVICE iterations. Finished samples are masked, so the extra
+# iterations change nothing: the codes are identical for every check interval.
+CHECK_EVERY_DEVICE = 32
 
 
 class TorchVN(nn.Module):
@@ -153,21 +161,25 @@ def proximal_descent(
     tol: float,
     max_iter: int,
     topk: int | None = None,
+    eta: torch.Tensor | None = None,
+    check_every: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """ISTA / FISTA with function-value restart on 1/2 g^T G g - b^T g + lam||g||_1.
 
     The reference's iteration step for step (networks/vn/settle.py proximal_descent): a momentum
     step that would raise E is dropped and momentum restarts (t = 1, y = g); a sample freezes
-    once an accepted prox step moves it by at most `tol` (max-abs). Returns (codes, converged
-    per sample, iterations per sample).
+    once an accepted prox step moves it by at most `tol` (max-abs). `eta`: step size(s)
+    1/lambda_max(G) if already known. The loop stops early once no sample is active, checked
+    every `check_every` iterations (frozen samples do not change, so the result does not depend
+    on it). Returns (codes, converged per sample, iterations per sample).
     """
     B = b.shape[0]
-    eta = step_size(G).expand(B)[:, None]
+    eta = (step_size(G) if eta is None else eta).expand(B)[:, None]
     g, y = g0, g0
     t = torch.ones(B, dtype=b.dtype, device=b.device)
     active = torch.ones(B, dtype=torch.bool, device=b.device)
     iterations = torch.zeros(B, dtype=torch.int64, device=b.device)
-    for _ in range(max_iter):
+    for it in range(max_iter):
         z = prox(y - eta * (_matvec(y, G) - b), eta * lam, topk)
         a = active[:, None]
         if method == "fista":
@@ -184,7 +196,7 @@ def proximal_descent(
         g = torch.where(a, g_new, g)
         y = torch.where(a, y_new, y)
         active = active & ~done
-        if not bool(active.any()):
+        if (it + 1) % check_every == 0 and not bool(active.any()):
             break
     return g, ~active, iterations
 
@@ -206,12 +218,15 @@ def settle(
     tol: float = 1e-6,
     max_iter: int = 1000,
     sweeps: int = 100,
+    check_every: int | None = None,
 ) -> TorchSettleResult:
     """Hierarchical settle, the reference's algorithm batched in torch (see module docstring).
 
     Block coordinate descent on J: one sweep solves layers 1..L (upward) then L-1..2 (downward),
     each block by `proximal_descent` to `tol` with the neighbours' codes fixed. A sample stops
     when no code moved by more than `tol` in a sweep and every block converged.
+    `check_every`: inner-loop convergence check interval (None: 1 on CPU, CHECK_EVERY_DEVICE
+    elsewhere); the codes do not depend on it.
     """
     _check_inputs(model, x, mask, h_top, method)
     B, L = x.shape[0], model.n_layers
@@ -220,7 +235,10 @@ def settle(
     mask = None if mask is None else mask.to(device=device, dtype=dtype)
     h_top = None if h_top is None else h_top.to(device=device, dtype=dtype)
     codes = [torch.zeros(B, s.shape[1], dtype=dtype, device=device) for s in model.S]
+    if check_every is None:
+        check_every = 1 if device.type == "cpu" else CHECK_EVERY_DEVICE
     order = list(range(L)) + list(range(L - 2, 0, -1))
+    grams: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # fixed for the whole settle
     active = torch.ones(B, dtype=torch.bool, device=device)
     n_sweeps = 0
     iterations = torch.zeros(B, L, dtype=torch.int64, device=device)
@@ -233,12 +251,17 @@ def settle(
             h_l = _layer_target(model, codes, h_top, i)
             U_used = model.U[i] if h_l is not None else None
             m_l = mask if i == 0 else None
-            G = gram(model.S[i], U_used, m_l)
+            if i not in grams:
+                G = gram(model.S[i], U_used, m_l)
+                grams[i] = (G, step_size(G))
+            G, eta = grams[i]
             b = (x_l if m_l is None else x_l * m_l) @ model.S[i]
             if h_l is not None:
                 b = b + h_l @ model.U[i]
             topk = model.topk if i == L - 1 else None
-            g, ok, its = proximal_descent(G, b, model.lam[i], codes[i], method, tol, max_iter, topk)
+            g, ok, its = proximal_descent(
+                G, b, model.lam[i], codes[i], method, tol, max_iter, topk, eta, check_every
+            )
             codes[i] = torch.where(active[:, None], g, codes[i])
             iterations[:, i] += torch.where(active, its, 0)
             blocks_ok = blocks_ok & ok
@@ -253,6 +276,17 @@ def settle(
     )
 
 
+def _on_model(model: TorchVN, x, mask, h_top, codes):
+    """Inputs moved to the model's device and dtype (no copy when they are there already)."""
+    to = {"device": model.S[0].device, "dtype": model.S[0].dtype}
+    return (
+        x.to(**to),
+        None if mask is None else mask.to(**to),
+        None if h_top is None else h_top.to(**to),
+        [g.to(**to) for g in codes],
+    )
+
+
 def joint_energy(
     model: TorchVN,
     codes: list[torch.Tensor],
@@ -260,7 +294,8 @@ def joint_energy(
     mask: torch.Tensor | None = None,
     h_top: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Per-sample joint energy J (the settle's objective), shape (B,)."""
+    """Per-sample joint energy J (the settle's objective), shape (B,), on the model's device."""
+    x, mask, h_top, codes = _on_model(model, x, mask, h_top, codes)
     r = x - codes[0] @ model.S[0].T
     if mask is not None:
         r = r * mask
@@ -298,14 +333,14 @@ def atomic_hebb(
     B = x.shape[0]
     rs = [float(rho_s)] * L if isinstance(rho_s, (int, float)) else [float(r) for r in rho_s]
     ru = [float(rho_u)] * L if isinstance(rho_u, (int, float)) else [float(r) for r in rho_u]
-    x = x.to(model.S[0].dtype)
+    x, mask, h_top, codes = _on_model(model, x, mask, h_top, codes)
     updates = []
     for i in range(L):
         S, U, g = model.S[i], model.U[i], codes[i]
         x_l = x if i == 0 else codes[i - 1] @ model.U[i - 1].T
         r_x = x_l - g @ S.T
         if i == 0 and mask is not None:
-            r_x = r_x * mask.to(x.dtype)
+            r_x = r_x * mask
         dS = (rs[i] / B) * (r_x.T @ g)
         h_l = codes[i + 1] @ model.S[i + 1].T if i < L - 1 else h_top
         dU = torch.zeros_like(U) if h_l is None else (ru[i] / B) * ((h_l - g @ U.T).T @ g)
