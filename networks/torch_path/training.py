@@ -396,7 +396,7 @@ def _evaluate(module, cfg, x, y, extra, device, dtype) -> dict:
                 "activity_by_step": [float(a) for a in by_step],
             }
         return {
-            "loss": float(torch.nn.functional.cross_entropy(scores.float(), yt)),
+            "loss": float(torch.nn.functional.cross_entropy(scores.to(dtype), yt)),
             "accuracy": float((scores.argmax(1) == yt).double().mean()),
             **steps,
         }
