@@ -74,3 +74,19 @@ def test_gradients_are_finite_and_match_finite_differences(rng):
                 vals.append(torch.nn.functional.cross_entropy(m2(tokens)[0], labels).item())
         fd = (vals[0] - vals[1]) / 2e-6
         assert abs(grad - fd) <= 1e-6 + 1e-5 * abs(fd), (name, grad, fd)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_spark_on_a_node_keeps_gradients_finite(dtype):
+    """Sparse ignition uses the geodesic distance, whose arccosh has an infinite slope at 0:
+    a spark point exactly on a node (training toward a narrow ignition gets there) must not
+    turn the positions' gradient into NaN."""
+    config = dataclasses.replace(_config("sparse"), n_steps=0, ignition_sigma=0.05)
+    module = rsgn_to_torch(init_params(config, seed=4), config).to(dtype)
+    tokens = torch.zeros(1, 2, 5, dtype=dtype)
+    with torch.no_grad():  # put node 0 exactly where the spark of a zero token lands
+        module.positions[0] = module.spark_points(tokens)[0, 0]
+    alpha = module.ignition(tokens)
+    assert alpha[0, 0] > 0.99
+    alpha.sum().backward()
+    assert torch.isfinite(module.positions.grad).all()

@@ -72,7 +72,10 @@ class TorchRSGN(nn.Module):
         c = self.config.curvature
         diff2 = ((p - q) ** 2).sum(-1)
         den = (1.0 - c * (p * p).sum(-1)) * (1.0 - c * (q * q).sum(-1))
-        arg = torch.clamp(1.0 + 2.0 * c * diff2 / den, min=1.0)
+        # arccosh'(1) is infinite: a spark point on a node (which training toward a narrow
+        # ignition produces) would give 0 * inf = NaN gradients. One ulp above 1 keeps them
+        # finite and moves such distances by at most sqrt(2 eps) (5e-4 in float32).
+        arg = torch.clamp(1.0 + 2.0 * c * diff2 / den, min=1.0 + torch.finfo(diff2.dtype).eps)
         if off_diagonal is not None:
             arg = torch.where(off_diagonal, arg, torch.full_like(arg, 2.0))
         return torch.arccosh(arg) / c**0.5
