@@ -140,19 +140,22 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from atomspark.scenarios.sweep_run import run_sweep
 
     out = args.out or str(Path("results") / "sweeps" / Path(args.grid).stem)
-    summary = run_sweep(
-        args.grid,
-        out,
-        scheduler=args.scheduler,
-        workers=args.workers,
-        memory_limit=args.memory_limit,
-        retries=args.retries,
-        max_cells=args.max_cells,
-        force=args.force,
-        report_only=args.report,
-        connect_timeout=args.connect_timeout,
-        progress=sys.stderr.isatty(),
-    )
+    try:
+        summary = run_sweep(
+            args.grid,
+            out,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            memory_limit=args.memory_limit,
+            retries=args.retries,
+            max_cells=args.max_cells,
+            force=args.force,
+            report_only=args.report,
+            connect_timeout=args.connect_timeout,
+            progress=sys.stderr.isatty(),
+        )
+    except KeyboardInterrupt:
+        return 130  # the sweep has said what it kept
     return 1 if summary.failed else 0
 
 

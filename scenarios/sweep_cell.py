@@ -2,10 +2,11 @@
 
 Layout under the sweep folder:
 
-    cells/<id>.partial/   the cell while it runs (checkpoints, logs; attempts.jsonl: one line per
-                          attempt with the worker's host and pid; failed.json after an error)
-    cells/<id>/           the finished cell: renamed from .partial in one step (atomic), holding
-                          result.json and everything the command wrote
+    cells/<id>.partial/   the cell while it runs: cell.json (its settings), attempts.jsonl (one
+                          line per attempt: the worker's host and pid), failed.json after an
+                          error, run/ (what the command writes: checkpoints, logs, models)
+    cells/<id>/           the finished cell: renamed from .partial in one step (atomic), with
+                          result.json beside run/
 
 A cell is finished exactly when cells/<id>/result.json exists, so a sweep that stops at any
 moment (worker killed, machine down, Ctrl-C) leaves no half-finished cell that looks finished.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import time
 import traceback
@@ -121,9 +123,14 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
         json.dumps({"id": cell.id, "labels": cell.labels, "params": cell.params}, indent=2),
     )
     _limit_threads(threads)
+    kind = KINDS[kind_name]
+    run_dir = work / "run"
+    resume = run_dir.is_dir() and kind.resumable(run_dir)
+    if run_dir.exists() and not resume:
+        shutil.rmtree(run_dir)  # an earlier attempt's leftovers, nothing to continue from
     start = time.perf_counter()
     try:
-        result = KINDS[kind_name].run(cell.params, work)
+        result = kind.run(cell.params, run_dir, resume)
     except Exception as exc:  # noqa: BLE001 - the cell's own error is recorded, the sweep goes on
         return record_failure(out_path, cell, one_line(exc), traceback.format_exc())
     record = {
@@ -134,6 +141,7 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
         "result": result,
         "wall_s": time.perf_counter() - start,
         "attempts": _count_attempts(work),
+        "resumed_from_checkpoint": resume,
         "host": attempt["host"],
     }
     atomic_write_text(work / RESULT, json.dumps(record, indent=2))

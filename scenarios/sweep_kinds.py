@@ -7,8 +7,10 @@ cell's complete settings and runs one cell into its folder.
 - compare: `atomspark compare` (scenarios/compare.compare) on a trained model.
 - bench:   `atomspark bench` once its Python entry point exists (see `_bench_entry`).
 
-A kind's `run(params, work)` returns a JSON-able dict of results; the numeric entries (nested
-ones as dotted keys) are what the report averages over seeds.
+A kind's `run(params, run_dir, resume)` writes the command's outputs into run_dir and returns a
+JSON-able dict of results; the numeric entries (nested ones as dotted keys) are what the report
+averages over seeds. `resumable(run_dir)` says whether an earlier attempt left something to
+continue from (train: a checkpoint); otherwise the sweep empties run_dir before a new attempt.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ class Kind:
     resolve_base: Callable[[str | None, Path], tuple[str | None, dict]]
     check: Callable[[dict, str, object], None]  # (base content, key, value): one setting
     build: Callable[[dict, dict, Path], dict]  # (variant, overrides, grid folder): settings
-    run: Callable[[dict, Path], dict]  # (settings, cell folder) -> results
+    run: Callable[[dict, Path, bool], dict]  # (settings, run folder, resume) -> results
     headline: tuple[str, ...]  # the metrics in the Markdown table and the plots
+    resumable: Callable[[Path], bool] = lambda run_dir: False
 
 
 # ----- train -----------------------------------------------------------------------------------
@@ -69,13 +72,18 @@ def _train_build(variant: dict, overrides: dict, grid_dir: Path) -> dict:
     return validate_config(apply_overrides(variant["base_content"], overrides))
 
 
-def _train_run(params: dict, work: Path) -> dict:
-    """Train into `work`; resume from its checkpoint when an earlier attempt left one."""
-    from atomspark.networks.torch_path.training import CHECKPOINT, train
+def _train_resumable(run_dir: Path) -> bool:
+    from atomspark.networks.torch_path.training import CHECKPOINT
 
-    resumed = (work / CHECKPOINT).is_file()
-    result = train(params, work, resume=resumed, progress=False)
-    return {"steps": result.steps, **result.final_metrics, "resumed_from_checkpoint": resumed}
+    return (run_dir / CHECKPOINT).is_file()
+
+
+def _train_run(params: dict, run_dir: Path, resume: bool) -> dict:
+    """Train into `run_dir`, continuing from its checkpoint when `resume`."""
+    from atomspark.networks.torch_path.training import train
+
+    result = train(params, run_dir, resume=resume, progress=False)
+    return {"steps": result.steps, **result.final_metrics}
 
 
 # ----- kinds driven by keyword options (profile, compare, bench) -------------------------------
@@ -83,7 +91,7 @@ def _options_kind(
     name: str,
     options: dict[str, tuple[tuple[type, ...], object]],
     paths: tuple[str, ...],
-    run: Callable[[dict, Path], dict],
+    run: Callable[[dict, Path, bool], dict],
     headline: tuple[str, ...],
     seeded: bool = False,
 ) -> Kind:
@@ -124,7 +132,7 @@ def _options_kind(
 REQUIRED = object()
 
 
-def _profile_run(params: dict, work: Path) -> dict:
+def _profile_run(params: dict, work: Path, resume: bool) -> dict:
     from atomspark.scenarios.profile_run import profile_model
 
     result = profile_model(
@@ -140,7 +148,7 @@ def _profile_run(params: dict, work: Path) -> dict:
     return {k: v for k, v in result.items() if k != "model"}
 
 
-def _compare_run(params: dict, work: Path) -> dict:
+def _compare_run(params: dict, work: Path, resume: bool) -> dict:
     from atomspark.scenarios.compare import compare
 
     if params["data"] is not None:
@@ -174,7 +182,7 @@ def _bench_entry() -> Callable | None:
     return getattr(module, "run_bench", None)
 
 
-def _bench_run(params: dict, work: Path) -> dict:
+def _bench_run(params: dict, work: Path, resume: bool) -> dict:
     entry = _bench_entry()
     if entry is None:
         raise AtomsparkError("bench: this checkout has no `atomspark bench` entry point yet")
@@ -190,6 +198,7 @@ KINDS: dict[str, Kind] = {
         _train_build,
         _train_run,
         ("best_accuracy", "accuracy", "activity", "loss"),
+        _train_resumable,
     ),
     "profile": _options_kind(
         "profile",

@@ -301,19 +301,28 @@ def run_sweep(
         f"{len(plan.cells) - len(todo)} finished before, {len(todo)} to run -> {out}"
     )
     cluster = None
+    start = time.monotonic()
+    try:
+        if todo:
+            with dask_client(scheduler, workers, memory_limit, retries, connect_timeout) as (
+                client,
+                info,
+            ):
+                cluster = info
+                log(f"[sweep] {info.description}")
+                log(
+                    f"[sweep] dashboard: {info.dashboard}"
+                    if info.dashboard
+                    else "[sweep] dashboard: not available (install bokeh for Dask's dashboard)"
+                )
+                _run_cells(client, plan, todo, out, retries, info, progress, log)
+    except KeyboardInterrupt:
+        computed = sum(read_result(out, c.id) is not None for c in todo)
+        _finish(out, plan, computed=computed, cluster=cluster, log=log)
+        log("[sweep] interrupted: finished cells are kept; run the same command to continue")
+        raise
     if todo:
-        with dask_client(scheduler, workers, memory_limit, retries, connect_timeout) as (
-            client,
-            info,
-        ):
-            cluster = info
-            log(f"[sweep] {info.description}")
-            log(
-                f"[sweep] dashboard: {info.dashboard}"
-                if info.dashboard
-                else "[sweep] dashboard: not available (install bokeh for Dask's dashboard)"
-            )
-            _run_cells(client, plan, todo, out, retries, info, progress, log)
+        log(f"[sweep] {len(todo)} cells in {_duration(time.monotonic() - start)}")
     return _finish(out, plan, computed=len(todo), cluster=cluster, log=log)
 
 

@@ -91,18 +91,14 @@ def serial(tmp_path_factory):
     return folder / "out", records
 
 
-def _metrics(record: dict) -> dict:
-    return {k: v for k, v in record["result"].items() if k != "resumed_from_checkpoint"}
-
-
 def assert_cells_equal(out: Path, serial_out: Path, serial_records: dict) -> None:
     for cell_id, expected in serial_records.items():
         assert expected["status"] == "done"
         got = json.loads((cell_dir(out, cell_id) / "result.json").read_text())
-        assert _metrics(got) == _metrics(expected), cell_id
+        assert got["result"] == expected["result"], cell_id
         with (
-            np.load(cell_dir(out, cell_id) / "model.npz") as a,
-            np.load(cell_dir(serial_out, cell_id) / "model.npz") as b,
+            np.load(cell_dir(out, cell_id) / "run" / "model.npz") as a,
+            np.load(cell_dir(serial_out, cell_id) / "run" / "model.npz") as b,
         ):
             assert sorted(a.files) == sorted(b.files)
             for key in a.files:
@@ -157,7 +153,7 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     deadline = time.monotonic() + 120
     while killed is None and time.monotonic() < deadline and thread.is_alive():
         for partial in (out / "cells").glob("variant=p*.partial"):
-            if (partial / "checkpoint.pt").is_file():
+            if (partial / "run" / "checkpoint.pt").is_file():
                 pid = json.loads((partial / ATTEMPTS).read_text().splitlines()[-1])["pid"]
                 os.kill(pid, signal.SIGKILL)
                 killed = partial.name.removesuffix(".partial")
@@ -167,7 +163,7 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     assert killed is not None, "no cell was caught mid-run"
     summary = result["summary"]
     record = json.loads((cell_dir(out, killed) / "result.json").read_text())
-    assert record["attempts"] == 2 and record["result"]["resumed_from_checkpoint"]
+    assert record["attempts"] == 2 and record["resumed_from_checkpoint"]
     assert_cells_equal(out, *serial)
     assert sorted(f["labels"]["seed"] for f in summary.failed) == [0, 1]
     assert all("model.d_in is 5" in f["reason"] for f in summary.failed)
