@@ -2,11 +2,12 @@
 
 Layout under the sweep folder:
 
-    cells/<id>.partial/   the cell while it runs: cell.json (its settings), attempts.jsonl (one
-                          line per attempt: the worker's host and pid), failed.json after an
-                          error, run/ (what the command writes: checkpoints, logs, models)
+    cells/<id>.partial/   the cell while it runs: the sweep's own files cell.json (its settings),
+                          attempts.jsonl (one line per attempt: the worker's host and pid) and
+                          failed.json (after an error), beside what the command writes
+                          (checkpoints, metrics, model.npz, plots)
     cells/<id>/           the finished cell: renamed from .partial in one step (atomic), with
-                          result.json beside run/
+                          result.json added
 
 A cell is finished exactly when cells/<id>/result.json exists, so a sweep that stops at any
 moment (worker killed, machine down, Ctrl-C) leaves no half-finished cell that looks finished.
@@ -28,6 +29,7 @@ from atomspark.sim.core import AtomsparkError, atomic_write_text
 RESULT = "result.json"
 FAILED = "failed.json"
 ATTEMPTS = "attempts.jsonl"
+SWEEP_FILES = ("cell.json", ATTEMPTS, FAILED, RESULT)
 
 
 def cell_dir(out: Path, cell_id: str) -> Path:
@@ -88,6 +90,17 @@ def _count_attempts(work: Path) -> int:
         return 0
 
 
+def _clear_command_outputs(work: Path) -> None:
+    """Remove what an earlier attempt's command wrote, keeping the sweep's own files."""
+    for entry in work.iterdir():
+        if entry.name in SWEEP_FILES:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 def _limit_threads(threads: int | None) -> None:
     """One cell per worker thread: keep torch from starting a thread per core on top (the
     LocalCluster also sets OMP/MKL/OpenBLAS/Numba thread counts in the workers' environment)."""
@@ -124,13 +137,12 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
     )
     _limit_threads(threads)
     kind = KINDS[kind_name]
-    run_dir = work / "run"
-    resume = run_dir.is_dir() and kind.resumable(run_dir)
-    if run_dir.exists() and not resume:
-        shutil.rmtree(run_dir)  # an earlier attempt's leftovers, nothing to continue from
+    resume = kind.resumable(work)
+    if not resume:
+        _clear_command_outputs(work)  # an earlier attempt's leftovers, nothing to continue from
     start = time.perf_counter()
     try:
-        result = kind.run(cell.params, run_dir, resume)
+        result = kind.run(cell.params, work, resume)
     except Exception as exc:  # noqa: BLE001 - the cell's own error is recorded, the sweep goes on
         return record_failure(out_path, cell, one_line(exc), traceback.format_exc())
     record = {

@@ -5,18 +5,19 @@ cell's complete settings and runs one cell into its folder.
            every config key can be set or varied; a retried cell resumes from its checkpoint.pt.
 - profile: `atomspark profile` (scenarios/profile_run.profile_model) on a saved model.
 - compare: `atomspark compare` (scenarios/compare.compare) on a trained model.
-- bench:   `atomspark bench` once its Python entry point exists (see `_bench_entry`).
+- bench:   `atomspark bench` (scenarios/bench/): one benchmark family x model x seed per cell.
 
-A kind's `run(params, run_dir, resume)` writes the command's outputs into run_dir and returns a
-JSON-able dict of results; the numeric entries (nested ones as dotted keys) are what the report
-averages over seeds. `resumable(run_dir)` says whether an earlier attempt left something to
-continue from (train: a checkpoint); otherwise the sweep empties run_dir before a new attempt.
+A kind's `run(params, folder, resume)` writes the command's outputs into the cell's folder and
+returns a JSON-able dict of results; the numeric entries (nested ones as dotted keys) are what
+the report averages over seeds. `resumable(folder)` says whether an earlier attempt left
+something to continue from (train: a checkpoint); otherwise the sweep removes that attempt's
+outputs before a new one.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from atomspark.scenarios.sweep_grid import (
     read_toml,
     set_dotted,
 )
-from atomspark.sim.core import AtomsparkError
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,9 @@ class Kind:
     resolve_base: Callable[[str | None, Path], tuple[str | None, dict]]
     check: Callable[[dict, str, object], None]  # (base content, key, value): one setting
     build: Callable[[dict, dict, Path], dict]  # (variant, overrides, grid folder): settings
-    run: Callable[[dict, Path, bool], dict]  # (settings, run folder, resume) -> results
+    run: Callable[[dict, Path, bool], dict]  # (settings, cell folder, resume) -> results
     headline: tuple[str, ...]  # the metrics in the Markdown table and the plots
-    resumable: Callable[[Path], bool] = lambda run_dir: False
+    resumable: Callable[[Path], bool] = lambda folder: False
 
 
 # ----- train -----------------------------------------------------------------------------------
@@ -72,17 +73,17 @@ def _train_build(variant: dict, overrides: dict, grid_dir: Path) -> dict:
     return validate_config(apply_overrides(variant["base_content"], overrides))
 
 
-def _train_resumable(run_dir: Path) -> bool:
+def _train_resumable(folder: Path) -> bool:
     from atomspark.networks.torch_path.training import CHECKPOINT
 
-    return (run_dir / CHECKPOINT).is_file()
+    return (folder / CHECKPOINT).is_file()
 
 
-def _train_run(params: dict, run_dir: Path, resume: bool) -> dict:
-    """Train into `run_dir`, continuing from its checkpoint when `resume`."""
+def _train_run(params: dict, folder: Path, resume: bool) -> dict:
+    """Train into `folder`, continuing from its checkpoint when `resume`."""
     from atomspark.networks.torch_path.training import train
 
-    result = train(params, run_dir, resume=resume, progress=False)
+    result = train(params, folder, resume=resume, progress=False)
     return {"steps": result.steps, **result.final_metrics}
 
 
@@ -174,19 +175,92 @@ def _compare_run(params: dict, work: Path, resume: bool) -> dict:
     return {k: v for k, v in report.items() if k != "model"}
 
 
-def _bench_entry() -> Callable | None:
-    """The `atomspark bench` Python entry point, when this checkout has it."""
+# ----- bench -----------------------------------------------------------------------------------
+BENCH_OPTIONS = {  # one cell = one benchmark family x model (or all models) x seed
+    "model": ((str,), None),  # None: every model of the family, in one cell
+    "quick": ((bool,), False),
+    "device": ((str,), "auto"),
+    "engine_samples": ((int,), None),
+}
+
+
+def _bench_family(name: str):
+    from atomspark.scenarios.bench.registry import get_family
+
+    return get_family(name)
+
+
+def _bench_base(base: str | None, grid_dir: Path) -> tuple[str, dict]:
     if importlib.util.find_spec("atomspark.scenarios.bench") is None:
-        return None
-    module = importlib.import_module("atomspark.scenarios.bench")
-    return getattr(module, "run_bench", None)
+        raise AtomsparkError("grid key 'kind': this installation has no `atomspark bench`")
+    if not isinstance(base, str):
+        raise AtomsparkError("grid key 'base': bench needs a benchmark family (e.g. fn1d)")
+    _bench_family(base)  # an unknown family is a one-line error listing the known ones
+    return base, {"name": base}
 
 
-def _bench_run(params: dict, work: Path, resume: bool) -> dict:
-    entry = _bench_entry()
-    if entry is None:
-        raise AtomsparkError("bench: this checkout has no `atomspark bench` entry point yet")
-    return entry(out=work, **params)
+def _bench_check(base: dict, key: str, value) -> None:
+    if key == SEED_AXIS:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise AtomsparkError(f"expected an integer >= 0, got {value!r}")
+        return
+    if key.startswith("sizes."):
+        from dataclasses import fields
+
+        sizes = _bench_family(base["name"]).sizes(False)
+        names = [f.name for f in fields(sizes)]
+        if key[len("sizes.") :] not in names:
+            raise AtomsparkError(f"unknown size (valid: {', '.join(names)})")
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise AtomsparkError(f"expected a number, got {value!r}")
+        return
+    if key not in BENCH_OPTIONS:
+        allowed = ", ".join([*BENCH_OPTIONS, "sizes.<name>"])
+        raise AtomsparkError(f"unknown option for bench (allowed: {allowed})")
+    types, _ = BENCH_OPTIONS[key]
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        want = " or ".join(t.__name__ for t in types)
+        raise AtomsparkError(f"expected {want}, got {type(value).__name__} {value!r}")
+
+
+def _bench_build(variant: dict, overrides: dict, grid_dir: Path) -> dict:
+    params = {k: d for k, (_, d) in BENCH_OPTIONS.items()}
+    params.update(name=variant["base"], sizes={}, seed=0)
+    return apply_overrides(params, overrides)
+
+
+def _bench_run(params: dict, folder: Path, resume: bool) -> dict:
+    """One family x model x seed of `atomspark bench` (its runner's run_cell): train, evaluate
+    on every split, price; the cell's record is also written to bench_cell.json."""
+    from atomspark.scenarios.bench.family import override_sizes
+    from atomspark.scenarios.bench.runner import run_cell
+
+    family = _bench_family(params["name"])
+    size = override_sizes(family.sizes(params["quick"]), params["sizes"])
+    data = family.make_data(size, params["seed"])
+    factories = family.models(size, data)
+    names = list(factories) if params["model"] is None else [params["model"]]
+    unknown = [m for m in names if m not in factories]
+    if unknown:
+        raise AtomsparkError(f"model {unknown[0]!r}: unknown (valid: {', '.join(factories)})")
+    cells = {
+        m: run_cell(
+            family,
+            size,
+            data,
+            m,
+            factories[m],
+            params["seed"],
+            params["device"],
+            params["engine_samples"],
+            keep_examples=False,
+        )
+        for m in names
+    }
+    atomic_write_text(folder / "bench_cell.json", json.dumps(cells, indent=1, default=str))
+    drop = ("model", "seed", "kind", "config", "examples")
+    results = {m: {k: v for k, v in c.items() if k not in drop} for m, c in cells.items()}
+    return results[names[0]] if len(names) == 1 else results
 
 
 KINDS: dict[str, Kind] = {
@@ -231,7 +305,15 @@ KINDS: dict[str, Kind] = {
         _compare_run,
         ("backends.torch.accuracy", "backends.engine_float.accuracy"),
     ),
-    "bench": _options_kind("bench", {}, (), _bench_run, (), seeded=True),
+    "bench": Kind(
+        "bench",
+        True,
+        _bench_base,
+        _bench_check,
+        _bench_build,
+        _bench_run,
+        ("metrics.masked.",),
+    ),
 }
 
 

@@ -79,7 +79,10 @@ def aggregate(cells: list[Cell], records: dict[str, dict], statuses: dict[str, s
 def _headline(groups: list[dict], headline: tuple[str, ...]) -> list[str]:
     """The kind's headline metrics that some group has; else the first few numeric ones."""
     present = {k for g in groups for k in g["metrics"]}
-    chosen = [k for k in headline if k in present]
+    chosen = []
+    for key in headline:  # a key ending in "." stands for every metric under it
+        chosen += sorted(k for k in present if k.startswith(key)) if key.endswith(".") else [key]
+    chosen = [k for k in dict.fromkeys(chosen) if k in present]
     if not chosen:
         chosen = sorted(present - {"wall_s"})[:4]
     return chosen + (["wall_s"] if "wall_s" in present else [])

@@ -97,8 +97,8 @@ def assert_cells_equal(out: Path, serial_out: Path, serial_records: dict) -> Non
         got = json.loads((cell_dir(out, cell_id) / "result.json").read_text())
         assert got["result"] == expected["result"], cell_id
         with (
-            np.load(cell_dir(out, cell_id) / "run" / "model.npz") as a,
-            np.load(cell_dir(serial_out, cell_id) / "run" / "model.npz") as b,
+            np.load(cell_dir(out, cell_id) / "model.npz") as a,
+            np.load(cell_dir(serial_out, cell_id) / "model.npz") as b,
         ):
             assert sorted(a.files) == sorted(b.files)
             for key in a.files:
@@ -153,7 +153,7 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     deadline = time.monotonic() + 120
     while killed is None and time.monotonic() < deadline and thread.is_alive():
         for partial in (out / "cells").glob("variant=p*.partial"):
-            if (partial / "run" / "checkpoint.pt").is_file():
+            if (partial / "checkpoint.pt").is_file():
                 pid = json.loads((partial / ATTEMPTS).read_text().splitlines()[-1])["pid"]
                 os.kill(pid, signal.SIGKILL)
                 killed = partial.name.removesuffix(".partial")
