@@ -26,19 +26,16 @@ class TransformerClassifier(nn.Module):
     def __init__(self, d_in: int, d_hidden: int, n_classes: int, layers: int, heads: int = 4):
         super().__init__()
         self.embed = nn.Linear(d_in, d_hidden)
-        self.encoder = nn.ModuleList(
-            nn.TransformerEncoderLayer(
-                d_hidden, heads, dim_feedforward=4 * d_hidden, dropout=0.1, batch_first=True
-            )
-            for _ in range(layers)
+        layer = nn.TransformerEncoderLayer(
+            d_hidden, heads, dim_feedforward=4 * d_hidden, dropout=0.1, batch_first=True
         )
+        # nn.TransformerEncoder copies `layer`: every layer starts from the same weights, as in
+        # the released notebook (which builds its encoder the same way)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.head = nn.Linear(d_hidden, n_classes)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        x = self.embed(tokens)
-        for layer in self.encoder:
-            x = layer(x)
-        return self.head(x.mean(1))
+        return self.head(self.encoder(self.embed(tokens)).mean(1))
 
 
 def local_strided_mask(length: int, window: int = 2, stride: int = 4, device=None) -> torch.Tensor:
