@@ -72,3 +72,11 @@ def test_every_baseline_trains_through_train(kind, tmp_path):
     final = json.loads((tmp_path / "final_metrics.json").read_text())
     assert 0.0 <= final["best_accuracy"] <= 1.0 and final["best_activity"] is None
     assert (tmp_path / "metrics.png").is_file() and result.model_path.is_file()
+
+
+def test_transformer_layers_start_from_copies_of_one_layer():
+    """As the notebook builds it (nn.TransformerEncoder copies its layer)."""
+    net = build_baseline("transformer", 32, 20, 64, d_hidden=128, layers=2)
+    first, second = net.encoder.layers
+    for a, b in zip(first.parameters(), second.parameters()):
+        assert torch.equal(a, b)
