@@ -128,6 +128,14 @@ def print_comparison(report: dict) -> None:
             f"{b['wall_s_per_sample'] * 1e3:9.3f} ms {b['energy_per_sample_j'] * 1e6:11.4g} uJ "
             f"{b['latency_per_sample_s'] * 1e6:7.4g} us  {b['energy_source']}"
         )
+    torch_run = report["backends"].get("torch", {})
+    if "idle_power_w" in torch_run:
+        print(
+            f"[compare] torch energy measured on {torch_run['device']}: whole board "
+            f"{torch_run['board_energy_per_sample_j'] * 1e6:.4g} uJ/sample, idle power "
+            f"{torch_run['idle_power_w']:.1f} W subtracted -> "
+            f"{torch_run['energy_per_sample_j'] * 1e6:.4g} uJ/sample"
+        )
     for row in report.get("cutoff_sweep") or []:
         print(
             f"[compare] cutoff {row['cutoff']:<5g} accuracy {row['accuracy']:.3f} mean active "

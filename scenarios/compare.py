@@ -36,7 +36,7 @@ from atomspark.networks.rsgn.model import load_model as load_rsgn
 from atomspark.networks.rsgn_compile import compile_rsgn
 from atomspark.networks.sample_runner import rsgn_runner, vn_runner
 from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
-from atomspark.networks.torch_path.device import resolve_dtype, select_device
+from atomspark.networks.torch_path.device import pinned_numerics, resolve_dtype, select_device
 from atomspark.networks.torch_path.vn_torch import settle as torch_settle
 from atomspark.networks.vn.model import VNModel
 from atomspark.scenarios.compare_plots import plot_accuracy_energy, plot_cutoff, plot_energy_hist
@@ -252,8 +252,9 @@ def _torch_backend(kind, model, x, device, dtype, gpu, dense_cost_model) -> tupl
     """Run, time and (CUDA + NVML) meter the dense torch model; every figure says whether it was
     measured here or modelled. One call runs the whole batch, so a sample's latency is the call's
     time and batch time / batch is a throughput figure (time_per_sample_s)."""
-    work, out, active = _torch_forward(kind, model, x, device, dtype)
-    run = measure(work, device)
+    with pinned_numerics(device, dtype) as numerics:
+        work, out, active = _torch_forward(kind, model, x, device, dtype)
+        run = measure(work, device)
     n = len(x)
     entry = {
         "device": str(device),
@@ -269,6 +270,7 @@ def _torch_backend(kind, model, x, device, dtype, gpu, dense_cost_model) -> tupl
         ),
         "active_fraction": active,
         "measurement": run.to_dict(),
+        "numerics": numerics,
     }
     if run.measured:
         entry.update(

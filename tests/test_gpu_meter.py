@@ -5,9 +5,11 @@ failure reported with its real reason."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -163,3 +165,50 @@ def test_cpu_is_timed_and_says_it_has_no_counter():
     assert run.energy_status == "unavailable" and "no energy counter for a cpu device" in (
         run.energy_detail
     )
+
+
+def test_compare_labels_measured_and_modelled_figures(monkeypatch):
+    from atomspark.networks.vn.model import VNModel
+    from atomspark.scenarios import compare
+
+    model = VNModel.random(6, [(5, 4)], lam=0.1, seed=0)
+    x = np.random.default_rng(0).normal(size=(4, 6))
+    dense = types.SimpleNamespace(energy_j=1e-3, time_s=2e-6)
+    cpu = torch.device("cpu")
+    measured = gpu_meter.GPUMeasurement(
+        device="cuda:1",
+        device_name="Fake H100",
+        time_per_call_s=0.02,
+        repeats=250,
+        window_s=5.0,
+        warmup_calls=3,
+        energy_status="measured",
+        energy_detail="NVML total energy counter, Fake H100 (PCI 00000000:e3:00.0): whole board",
+        board_energy_per_call_j=6.0,
+        idle_power_w=60.0,
+        energy_per_call_j=4.8,
+    )
+    monkeypatch.setattr(compare, "measure", lambda work, device: measured)
+    entry, _ = compare._torch_backend("vn", model, x, cpu, torch.float64, "h100", dense)
+    assert entry["energy_source"].startswith("measured (board minus idle)")
+    assert entry["energy_per_sample_j"] == pytest.approx(4.8 / 4)
+    assert entry["board_energy_per_sample_j"] == pytest.approx(6.0 / 4)
+    assert entry["idle_power_w"] == 60.0
+    assert entry["latency_per_sample_s"] == 0.02  # a sample waits for its whole batch call
+    assert entry["time_per_sample_s"] == pytest.approx(0.005)  # throughput: call time / batch
+    assert entry["time_source"].startswith("measured")
+
+    unmeasured = dataclasses.replace(
+        measured,
+        energy_status="unavailable",
+        energy_detail="pynvml is not installed",
+        board_energy_per_call_j=None,
+        idle_power_w=None,
+        energy_per_call_j=None,
+    )
+    monkeypatch.setattr(compare, "measure", lambda work, device: unmeasured)
+    entry, _ = compare._torch_backend("vn", model, x, cpu, torch.float64, "h100", dense)
+    assert entry["energy_source"].startswith("model (not measured: pynvml is not installed)")
+    assert entry["energy_per_sample_j"] == dense.energy_j
+    assert entry["modelled_time_per_sample_s"] == dense.time_s
+    assert entry["numerics"]["dtype"] == "float64" and entry["numerics"]["tf32_matmul"] is False

@@ -1,0 +1,98 @@
+"""RSGN slow time scale on the device (networks/torch_path/slow_torch.py) against the NumPy
+oracle (networks/rsgn/plasticity.py), and mixed precision that does what it says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+from atomspark.networks.datasets import hierarchical_sequences  # noqa: E402
+from atomspark.networks.rsgn.model import RSGNConfig, init_params  # noqa: E402
+from atomspark.networks.rsgn.plasticity import (  # noqa: E402
+    PlasticityConfig,
+    RewardBaseline,
+    hebbian_affinity_update,
+    homeostatic_thresholds,
+)
+from atomspark.networks.torch_path.convert import rsgn_from_torch, rsgn_to_torch  # noqa: E402
+from atomspark.networks.torch_path.device import autocast_context  # noqa: E402
+from atomspark.networks.torch_path.slow_torch import (  # noqa: E402
+    DeviceRewardBaseline,
+    hebbian_affinity_,
+    homeostatic_thresholds_,
+)
+from atomspark.networks.torch_path.training import train  # noqa: E402
+from atomspark.sim.validation import AtomsparkError  # noqa: E402
+
+PCFG = PlasticityConfig(lr_affinity=0.05, affinity_decay=0.9)
+
+
+def _model(mode: str):
+    kw = {"k_nearest": 5} if mode == "sparse" else {}
+    cfg = RSGNConfig(n_nodes=20, dim=3, d_in=4, d_hidden=8, n_classes=3, mode=mode, **kw)
+    return init_params(cfg, seed=3), cfg
+
+
+def test_reward_baseline_matches_the_reference():
+    ref, dev = RewardBaseline(), DeviceRewardBaseline(torch.device("cpu"))
+    for loss in (1.3, 1.1, 1.25, 0.7, 0.9):
+        expected = ref.reward(loss, 0.9)
+        assert float(dev.reward(torch.tensor(loss, dtype=torch.float64), 0.9)) == pytest.approx(
+            expected, abs=1e-15
+        )
+    assert dev.state_dict() == pytest.approx(vars(ref))
+
+
+@pytest.mark.parametrize("mode", ["published", "sparse"])
+@pytest.mark.parametrize("scope", ["node", "global"])
+def test_hebbian_and_homeostasis_match_the_reference(mode, scope):
+    params, cfg = _model(mode)
+    alpha = np.random.default_rng(0).uniform(0.0, 1.0, size=(7, cfg.n_nodes))
+    module = rsgn_to_torch(params, cfg)
+    hebbian_affinity_(
+        module, torch.from_numpy(alpha), torch.tensor(-0.3, dtype=torch.float64), PCFG
+    )
+    homeostatic_thresholds_(module, torch.from_numpy(alpha), 0.02, scope)
+    got, _ = rsgn_from_torch(module)
+
+    want = hebbian_affinity_update(params, cfg, alpha, -0.3, PCFG)
+    theta = homeostatic_thresholds(
+        params.thresholds, alpha, cfg.target_activity, 0.02, cfg.threshold_bounds, scope=scope
+    )
+    np.testing.assert_allclose(got.thresholds, theta, rtol=0, atol=1e-15)
+    if mode == "published":
+        np.testing.assert_allclose(got.affinity_u, want.affinity_u, rtol=0, atol=1e-14)
+        assert not np.array_equal(got.affinity_u, params.affinity_u)
+    else:
+        np.testing.assert_allclose(
+            got.edge_affinity.toarray(), want.edge_affinity.toarray(), rtol=0, atol=1e-15
+        )
+        assert not np.array_equal(got.edge_affinity.data, params.edge_affinity.data)
+
+
+def test_homeostasis_scope_is_checked():
+    params, cfg = _model("sparse")
+    with pytest.raises(AtomsparkError, match="scope"):
+        homeostatic_thresholds_(rsgn_to_torch(params, cfg), torch.zeros(2, cfg.n_nodes), 0.1, "x")
+
+
+def test_mixed_precision_keeps_state_and_readout_in_float32():
+    params, cfg = _model("sparse")
+    module = rsgn_to_torch(params, cfg).to(torch.float32)
+    tokens = torch.from_numpy(hierarchical_sequences(n=5, length=8, dim=4, seed=1).tokens)
+    full = module(tokens)
+    with autocast_context(torch.device("cpu"), enabled=True):
+        mixed = module(tokens)
+    assert all(t.dtype == torch.float32 for t in mixed)
+    # bfloat16 matmuls (8-bit mantissa) change the result at the per-cent level, not more
+    torch.testing.assert_close(mixed[0], full[0], rtol=0.1, atol=0.1)
+    assert not torch.equal(mixed[0], full[0])  # autocast really lowered the matmuls
+
+
+def test_mixed_precision_with_float64_is_refused(tmp_path):
+    cfg = {"task": "rsgn-sequence", "dtype": "float64", "mixed_precision": True}
+    with pytest.raises(AtomsparkError, match="mixed_precision"):
+        train(cfg, tmp_path, progress=False)
