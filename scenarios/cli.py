@@ -290,6 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.set_defaults(func=_cmd_sweep)
 
+    from atomspark.scenarios.bench.cli_bench import add_bench_parser
+
+    add_bench_parser(sub)
+
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)
     return parser

@@ -1,0 +1,113 @@
+"""The run's figures, drawn from results.json, examples.json and the cells (saved beside them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from atomspark.scenarios.bench.family import TASKS  # noqa: E402
+from atomspark.scenarios.bench.tables import TASK_TITLES  # noqa: E402
+
+
+def plot_errors(results: dict, path: Path) -> Path:
+    """Grouped bars: NMSE per split (x) and model (colour), one panel per task, log scale."""
+    splits, models = results["splits"], results["models"]
+    fig, axes = plt.subplots(1, len(TASKS), figsize=(6 * len(TASKS), 4), squeeze=False)
+    width = 0.8 / max(len(models), 1)
+    for ax, task in zip(axes[0], TASKS):
+        for i, (name, m) in enumerate(models.items()):
+            mean = [m["metrics"][task][s]["mean"] for s in splits]
+            std = [m["metrics"][task][s]["std"] for s in splits]
+            ax.bar(np.arange(len(splits)) + i * width, mean, width, yerr=std, label=name)
+        ax.set_xticks(np.arange(len(splits)) + 0.4 - width / 2, splits, rotation=20)
+        ax.set_yscale("log")
+        ax.set_ylabel("NMSE")
+        ax.set_title(TASK_TITLES[task].split(":")[0], fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{results['family']}: error per split and model (mean ± std over seeds)")
+    return _save(fig, path)
+
+
+def plot_examples(
+    examples: dict, cells: list[dict], shape: list[int], path: Path, task: str = "masked"
+) -> Path:
+    """The first sample of every split: clean signal, input, and every model's output."""
+    first_seed = min(c["seed"] for c in cells)
+    outputs = {c["model"]: c["examples"] for c in cells if c["seed"] == first_seed}
+    splits = list(examples)
+    if len(shape) == 1:
+        fig, axes = plt.subplots(len(splits), 1, figsize=(9, 2.2 * len(splits)), squeeze=False)
+        for ax, split in zip(axes[:, 0], splits):
+            ex = examples[split]
+            hidden = np.asarray(ex["hidden"], bool)
+            x = np.arange(len(ex["clean"]))
+            ax.plot(x, ex["clean"], "k-", lw=2, label="clean")
+            shown = np.where(hidden, np.nan, ex["noisy"]) if task == "masked" else ex["noisy"]
+            ax.plot(x, shown, ".", color="0.6", ms=3, label="input")
+            for name, out in outputs.items():
+                ax.plot(x, out[split][task], lw=1, label=name)
+            if task == "masked" and hidden.any():
+                ax.axvspan(x[hidden].min(), x[hidden].max(), color="y", alpha=0.15)
+            ax.set_ylabel(split, fontsize=9)
+        axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
+    else:
+        cols = 2 + len(outputs)
+        fig, axes = plt.subplots(
+            len(splits), cols, figsize=(1.7 * cols, 1.8 * len(splits)), squeeze=False
+        )
+        for r, split in enumerate(splits):
+            ex = examples[split]
+            hidden = np.asarray(ex["hidden"], bool)
+            shown = np.where(hidden, np.nan, ex["noisy"]) if task == "masked" else ex["noisy"]
+            panels = [("clean", ex["clean"]), ("input", shown)] + [
+                (name, out[split][task]) for name, out in outputs.items()
+            ]
+            lo, hi = float(np.min(ex["clean"])), float(np.max(ex["clean"]))
+            for c, (title, img) in enumerate(panels):
+                ax = axes[r, c]
+                ax.imshow(np.reshape(img, shape), cmap="viridis", vmin=lo, vmax=hi)
+                ax.set_xticks([])
+                ax.set_yticks([])
+                if r == 0:
+                    ax.set_title(title, fontsize=8)
+            axes[r, 0].set_ylabel(split, fontsize=8)
+    fig.suptitle(f"{task} task: first sample of each split, seed {first_seed}")
+    return _save(fig, path)
+
+
+def plot_vn_atoms(cells: list[dict], model: str, path: Path) -> Path:
+    """VN: active atoms per sample (histogram per split) and which atoms each split uses."""
+    cell = min((c for c in cells if c["model"] == model), key=lambda c: c["seed"])
+    stats = cell["vn_stats"]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
+    for split, s in stats.items():
+        a1.hist(
+            s["active_atoms_per_sample"],
+            bins=20,
+            histtype="step",
+            lw=1.5,
+            label=f"{split} (mean {s['active_atoms_mean']:.1f})",
+        )
+    a1.set_xlabel("active atoms per sample (recon task)")
+    a1.set_ylabel("samples")
+    a1.legend(fontsize=8)
+    usage = np.array([s["atom_usage"] for s in stats.values()])
+    order = np.argsort(-usage[0], kind="stable")
+    im = a2.imshow(usage[:, order], aspect="auto", cmap="magma", interpolation="nearest")
+    a2.set_yticks(range(len(stats)), list(stats))
+    a2.set_xlabel("atom (sorted by use on the ID split)")
+    fig.colorbar(im, ax=a2, label="fraction of samples using the atom")
+    fig.suptitle(f"{model}: code sparsity and atom use per split (seed {cell['seed']})")
+    return _save(fig, path)
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

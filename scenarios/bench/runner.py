@@ -1,0 +1,222 @@
+"""Run a benchmark family: for every seed and model, train, evaluate, price, and write one cell;
+then rebuild results.json, results.md and the plots from all cells in the folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from atomspark.networks.torch_path.device import select_device
+from atomspark.scenarios.bench.costs import baseline_costs, vn_costs
+from atomspark.scenarios.bench.evaluate import evaluate, example_inputs
+from atomspark.scenarios.bench.family import Family, override_sizes
+from atomspark.scenarios.bench.plots import plot_errors, plot_examples, plot_vn_atoms
+from atomspark.scenarios.bench.registry import get_family
+from atomspark.scenarios.bench.store import RunStore
+from atomspark.scenarios.bench.tables import aggregate, markdown
+from atomspark.sim.validation import AtomsparkError, require_int
+from tqdm import tqdm
+
+HARDWARE = "loihi2"
+GPU = "h100"
+MEMORY_FRACTION = 0.8  # refuse runs whose estimate exceeds this share of available memory
+CPU_THREADS = 1  # torch threads on CPU: small models on a shared machine ran up to 30x faster
+
+
+def default_out(name: str, quick: bool) -> Path:
+    return Path("results") / "bench" / (f"{name}-quick" if quick else name)
+
+
+def available_memory_bytes() -> float:
+    """MemAvailable from /proc/meminfo, else total physical memory."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def check_memory(family: Family, sizes) -> None:
+    need, have = family.bytes_needed(sizes), available_memory_bytes()
+    if need > MEMORY_FRACTION * have:
+        raise AtomsparkError(
+            f"{family.name} sizes need about {need / 2**30:.1f} GiB but {have / 2**30:.1f} GiB "
+            "are available: lower the sizes (--set NAME=VALUE)"
+        )
+
+
+def run_benchmark(
+    name: str,
+    quick: bool = False,
+    seeds: int | None = None,
+    out: str | Path | None = None,
+    device: str = "auto",
+    resume: bool = False,
+    overwrite: bool = False,
+    sizes: dict[str, str] | None = None,
+    models: Sequence[str] | None = None,
+    engine_samples: int | None = None,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Run benchmark `name` and return its aggregate results (also written to out/results.json).
+
+    seeds: how many seeds (0..seeds-1; default 1 quick, 3 full); sizes: {field: value} overrides
+    of the family's sizes; models: a subset of the family's model names (default all);
+    engine_samples: ID samples run on the event engine for VN costs (default from sizes).
+    """
+    family = get_family(name)
+    size = override_sizes(family.sizes(quick), sizes)
+    n_seeds = require_int("seeds", 1 if quick and seeds is None else (seeds or 3), minimum=1)
+    check_memory(family, size)
+    out = Path(out) if out is not None else default_out(name, quick)
+    manifest = {
+        "family": name,
+        "description": family.description,
+        "quick": quick,
+        "sizes": asdict(size),
+        "splits": list(family.splits),
+        "seeds": list(range(n_seeds)),
+        "machine": f"{platform.node()} ({platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs)",
+        "hardware": HARDWARE,
+        "gpu_preset": GPU,
+    }
+    store = RunStore(out, manifest, resume=resume, overwrite=overwrite)
+    threads = torch.get_num_threads()
+    if select_device(device).type == "cpu":
+        torch.set_num_threads(CPU_THREADS)
+    try:
+        return _run(family, size, n_seeds, store, manifest, device, models, engine_samples, log)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(family, size, n_seeds, store, manifest, device, models, engine_samples, log) -> dict:
+    name = family.name
+    t_start = time.perf_counter()
+    order: list[str] = []
+    for seed in range(n_seeds):
+        data = family.make_data(size, seed)
+        factories = family.models(size, data)
+        order = list(factories)
+        chosen = _choose(models, order)
+        if seed == 0:
+            store.write_text(
+                "examples.json",
+                json.dumps({"shape": list(data.shape), "splits": example_inputs(data)}),
+            )
+        for model_name in tqdm(chosen, desc=f"{name} seed {seed}", leave=False):
+            if store.has(model_name, seed):
+                log(f"[bench] {model_name} seed {seed}: done earlier, skipped (--resume)")
+                continue
+            cell = run_cell(
+                family,
+                size,
+                data,
+                model_name,
+                factories[model_name],
+                seed,
+                device,
+                engine_samples,
+                keep_examples=seed == 0,
+            )
+            store.write(model_name, seed, cell)
+            log(_cell_line(cell))
+    results = aggregate(store.load_cells(), manifest, order)
+    results["wall_s_this_invocation"] = time.perf_counter() - t_start
+    results["loadavg_end"] = os.getloadavg()
+    write_outputs(store, results, family)
+    log(
+        f"[bench] wrote {store.out}/results.json, results.md and plots "
+        f"({results['wall_s_this_invocation']:.0f} s)"
+    )
+    return results
+
+
+def _choose(models: Sequence[str] | None, order: list[str]) -> list[str]:
+    if models is None:
+        return order
+    for m in models:
+        if m not in order:
+            raise AtomsparkError(f"model {m!r}: unknown (valid: {', '.join(order)})")
+    return list(models)
+
+
+def run_cell(
+    family: Family,
+    size,
+    data,
+    model_name: str,
+    factory,
+    seed: int,
+    device: str,
+    engine_samples: int | None,
+    keep_examples: bool,
+) -> dict:
+    """Train one model on one seed's ID data, evaluate it everywhere, and price its inference."""
+    model = factory(device)
+    t0 = time.perf_counter()
+    model.fit(data.train, seed, random_hidden=lambda rng, n: family.random_hidden(rng, n, size))
+    train_s = time.perf_counter() - t0
+    cell = {
+        "model": model_name,
+        "seed": seed,
+        "kind": model.kind,
+        "params": model.n_params(),
+        "config": model.describe(),
+        "train_s": train_s,
+        "train_loadavg": os.getloadavg()[0],
+        **evaluate(model, data, keep_examples),
+    }
+    if model.kind == "vn":
+        n = engine_samples or getattr(size, "engine_samples", 4)
+        sample = data.splits["id"].head(n)
+        steps = getattr(size, "engine_steps", 1000)
+        x, observed = sample.task_input("recon")
+        run = model.engine_run(x, observed, steps)
+        cell["cost"] = vn_costs(run, n, HARDWARE, GPU, steps)
+    elif model.kind == "torch":
+        cell["cost"] = baseline_costs(model.net, data.dim, GPU)
+    return cell
+
+
+def write_outputs(store: RunStore, results: dict, family: Family) -> list[Path]:
+    """results.json, results.md and the plots, all rebuilt from the cells on disk."""
+    store.write_text("results.json", json.dumps(results, indent=1))
+    store.write_text("results.md", markdown(results))
+    cells = store.load_cells()
+    examples = json.loads((store.out / "examples.json").read_text())
+    paths = [
+        plot_errors(results, store.out / "errors.png"),
+        plot_examples(examples["splits"], cells, examples["shape"], store.out / "examples.png"),
+    ]
+    for name, m in results["models"].items():
+        if m["config"].get("kind") == "vn":
+            paths.append(plot_vn_atoms(cells, name, store.out / f"{name}_atoms.png"))
+    if family.plots is not None:
+        paths += family.plots(results, cells, store.out)
+    return paths
+
+
+def _cell_line(cell: dict) -> str:
+    m = cell["metrics"]
+    parts = " ".join(f"{s}={v:.3g}" for s, v in m["masked"].items())
+    return (
+        f"[bench] {cell['model']} seed {cell['seed']}: {cell['params']} params, trained in "
+        f"{cell['train_s']:.1f} s; masked NMSE {parts}"
+    )
+
+
+def list_benchmarks() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(name, description, splits) of every family."""
+    from atomspark.scenarios.bench.registry import family_names
+
+    return [(n, get_family(n).description, get_family(n).splits) for n in family_names()]

@@ -1,0 +1,145 @@
+"""A one-layer Vector Network as a benchmark model: Atomic-Hebb dictionary, settle inference, and
+the same model on the event engine for its counters (checked against the NumPy settle).
+
+Learning: atoms start as K random unit vectors and are learnt by Atomic-Hebb
+(networks/vn.learn_dictionary) on the clean ID training signals (starting from training signals
+instead gives duplicate atoms, which make the codes non-unique). Inference: the FISTA
+settle of E(g) = 1/2 ||m * (x - S g)||^2 + lam ||g||_1 with m = 1 on the observed entries; the
+prediction is S g (for masked prediction, its hidden entries). One layer has no top-down target,
+so U is never used: the model's parameters are the d x K entries of S.
+
+The event engine runs Jacobi ISTA (vn_compile.py) for a fixed number of steps, as a chip would;
+its codes are checked against the NumPy reference ISTA iteration with the same step size and
+number of steps (equal up to float rounding), and their distance to the converged settle (the
+codes the tables use) is reported beside the costs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from atomspark.networks.vn import (
+    VNModel,
+    drive,
+    gram,
+    learn_dictionary,
+    proximal_descent,
+    settle,
+    step_size,
+    unit_columns,
+)
+from atomspark.networks.vn_compile import compile_vn_model
+from atomspark.scenarios.engine_runs import concat_profiles
+from atomspark.sim.engine import Engine
+
+SETTLE_CHUNK = 64  # samples per settle call: bounds the (B, K, K) masked Gram matrices
+
+
+@dataclass(frozen=True)
+class VNBenchConfig:
+    """Atoms K, l1 weight lam, Atomic-Hebb epochs/batch/rate, settle tolerance and budget."""
+
+    atoms: int
+    lam: float
+    epochs: int = 3
+    batch_size: int = 50
+    rho: float = 0.5
+    tol: float = 1e-5
+    max_iter: int = 1000
+    learn_tol: float = 1e-3
+    learn_max_iter: int = 200
+
+
+class VNBench:
+    """VN with the BenchModel interface (fit / predict / encode / n_params / describe)."""
+
+    kind = "vn"
+
+    def __init__(self, config: VNBenchConfig, dim: int):
+        self.config = config
+        self.dim = dim
+        self.model: VNModel | None = None
+        self.energy_per_epoch: list[float] = []
+
+    def fit(self, train: np.ndarray, seed: int, **_) -> None:
+        cfg = self.config
+        rng = np.random.default_rng(seed)
+        S0 = unit_columns(rng.standard_normal((self.dim, cfg.atoms)))
+        model = VNModel.from_arrays([S0], [np.zeros((1, cfg.atoms))], cfg.lam)
+        result = learn_dictionary(
+            model,
+            train,
+            epochs=cfg.epochs,
+            batch_size=cfg.batch_size,
+            rho_S=cfg.rho,
+            seed=seed,
+            settle_kwargs={"tol": cfg.learn_tol, "max_iter": cfg.learn_max_iter, "sweeps": 1},
+        )
+        self.model, self.energy_per_epoch = result.model, result.epoch_energy
+
+    def encode(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:
+        """Settled codes (n, K); the mask is dropped when every entry is observed."""
+        codes = []
+        for start in range(0, x.shape[0], SETTLE_CHUNK):
+            xb, ob = x[start : start + SETTLE_CHUNK], observed[start : start + SETTLE_CHUNK]
+            mask = None if ob.all() else ob
+            res = settle(
+                self.model, xb, mask=mask, tol=self.config.tol, max_iter=self.config.max_iter
+            )
+            codes.append(res.codes[0])
+        return np.concatenate(codes)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        return codes @ self.model.layers[0].S.T
+
+    def predict(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:
+        return self.decode(self.encode(x, observed))
+
+    def n_params(self) -> int:
+        return int(self.model.layers[0].S.size) if self.model else self.dim * self.config.atoms
+
+    def describe(self) -> dict:
+        return {"kind": "vn", "layers": 1, "dim": self.dim, **asdict(self.config)}
+
+    def engine_run(self, x: np.ndarray, observed: np.ndarray, steps: int) -> dict:
+        """Settle each row on the event engine for a fixed budget of `steps` (as a chip runs it);
+        return the graph, the profile over all rows, the codes, their largest difference from
+        the NumPy ISTA reference of the same steps (max |g_engine - g_ref| / max |g_ref| over
+        samples) and from the converged settle."""
+        layer = self.model.layers[0]
+        converged = settle(
+            self.model, x, mask=None if observed.all() else observed, tol=1e-9, max_iter=20 * steps
+        ).codes[0]
+        profiles, graph = [], None
+        codes, reference = np.zeros_like(converged), np.zeros_like(converged)
+        t0 = time.perf_counter()
+        for i in range(x.shape[0]):
+            G = gram(layer.S, None, observed[i])
+            eta = float(step_size(G))
+            graph = compile_vn_model(self.model, x[i], mask=observed[i], eta=eta)
+            eng = Engine(graph)
+            profiles.append(eng.run(steps))
+            codes[i] = eng.state[graph.populations[0].name]["g"]
+        wall = time.perf_counter() - t0
+        for i in range(x.shape[0]):
+            G = gram(layer.S, None, observed[i])
+            b = drive(layer.S, None, x[i : i + 1], None, observed[i : i + 1])
+            reference[i] = proximal_descent(
+                G, b, layer.lam, np.zeros_like(b), "ista", tol=0.0, max_iter=steps
+            )[0][0]
+        return {
+            "graph": graph,
+            "profile": concat_profiles(profiles),
+            "codes": codes,
+            "reference_codes": reference,
+            "max_rel_error": _rel(codes, reference),
+            "max_rel_error_vs_converged": _rel(codes, converged),
+            "wall_s_per_sample": wall / x.shape[0],
+        }
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    scale = max(float(np.abs(b).max()), 1e-12)
+    return float(np.abs(a - b).max() / scale)
