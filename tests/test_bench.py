@@ -98,24 +98,18 @@ def test_run_folder_refuses_then_resumes(quick_run, capsys):
         (["bench", "fn1d", "--quick", "--set", "n_train=x"], "expected a int"),
         (["bench", "fn1d", "--quick", "--models", "VN,GPT"], "valid: VN, Transformer"),
         (["bench", "fn1d", "--quick", "--set", "n_train=4000000000"], "GiB"),
-        (["bench", "fn1d", "--resume", "--overwrite"], "not allowed with"),
     ],
 )
 def test_bad_input_is_one_line(argv, needle, tmp_path, capsys):
-    with pytest.raises(SystemExit) if "--overwrite" in argv else _no_raise():
-        code = main([*argv, "--out", str(tmp_path / "run")])
-        assert code == 2
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip()
-    assert needle in err and len(err.splitlines()) <= 2
-    assert not (tmp_path / "run" / "cells").exists() or not any((tmp_path / "run").rglob("*-seed*"))
+    assert needle in err and len(err.splitlines()) == 1
+    assert not list(tmp_path.rglob("*-seed*.json"))  # refused before any work
 
 
-class _no_raise:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+def test_resume_and_overwrite_exclude_each_other(tmp_path):
+    with pytest.raises(AtomsparkError, match="exclude each other"):
+        run_benchmark("fn1d", quick=True, out=tmp_path, resume=True, overwrite=True)
 
 
 def test_list_names_every_family(capsys):

@@ -129,7 +129,7 @@ class Bumps2dSizes:
     n_train: int
     n_test: int
     vn_atoms: int = 128
-    vn_lam: float = 0.05
+    vn_lam: float = 0.15
     vn_epochs: int = 10
     baseline_epochs: int = 30
     baseline_batch: int = 64

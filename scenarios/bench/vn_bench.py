@@ -34,7 +34,7 @@ from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.engine_runs import concat_profiles
 from atomspark.sim.engine import Engine
 
-SETTLE_CHUNK = 64  # samples per settle call: bounds the (B, K, K) masked Gram matrices
+SETTLE_CHUNK = 256  # samples per settle call
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ class VNBenchConfig:
     epochs: int = 3
     batch_size: int = 50
     rho: float = 0.5
-    tol: float = 1e-5
-    max_iter: int = 1000
+    tol: float = 1e-4
+    max_iter: int = 500
     learn_tol: float = 1e-3
     learn_max_iter: int = 200
 
@@ -80,16 +80,23 @@ class VNBench:
         self.model, self.energy_per_epoch = result.model, result.epoch_energy
 
     def encode(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:
-        """Settled codes (n, K); the mask is dropped when every entry is observed."""
-        codes = []
-        for start in range(0, x.shape[0], SETTLE_CHUNK):
-            xb, ob = x[start : start + SETTLE_CHUNK], observed[start : start + SETTLE_CHUNK]
-            mask = None if ob.all() else ob
-            res = settle(
-                self.model, xb, mask=mask, tol=self.config.tol, max_iter=self.config.max_iter
-            )
-            codes.append(res.codes[0])
-        return np.concatenate(codes)
+        """Settled codes (n, K). Rows sharing a mask settle together with one shared Gram
+        matrix (a family has few mask patterns); a full mask is dropped."""
+        codes = np.zeros((x.shape[0], self.config.atoms))
+        patterns, group = np.unique(observed, axis=0, return_inverse=True)
+        for p, mask in enumerate(patterns):
+            rows = np.flatnonzero(group.ravel() == p)
+            for start in range(0, rows.size, SETTLE_CHUNK):
+                idx = rows[start : start + SETTLE_CHUNK]
+                res = settle(
+                    self.model,
+                    x[idx],
+                    mask=None if mask.all() else mask,
+                    tol=self.config.tol,
+                    max_iter=self.config.max_iter,
+                )
+                codes[idx] = res.codes[0]
+        return codes
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         return codes @ self.model.layers[0].S.T
