@@ -145,7 +145,7 @@ def sizes(quick: bool) -> Bumps2dSizes:
         return Bumps2dSizes(
             n_train=600, n_test=64, vn_epochs=3, baseline_epochs=4, engine_samples=2
         )
-    return Bumps2dSizes(n_train=4000, n_test=500)
+    return Bumps2dSizes(n_train=2000, n_test=200, vn_epochs=4, baseline_epochs=10)
 
 
 def make_data(s: Bumps2dSizes, seed: int) -> BenchData:

@@ -149,7 +149,7 @@ class Fn1dSizes:
 def sizes(quick: bool) -> Fn1dSizes:
     if quick:
         return Fn1dSizes(n_train=500, n_test=64, vn_epochs=3, baseline_epochs=3, engine_samples=2)
-    return Fn1dSizes(n_train=20000, n_test=1000)
+    return Fn1dSizes(n_train=3000, n_test=400, vn_epochs=4, baseline_epochs=10)
 
 
 def make_data(s: Fn1dSizes, seed: int) -> BenchData:

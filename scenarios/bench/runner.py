@@ -9,6 +9,7 @@ import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -163,7 +164,7 @@ def run_cell(
 ) -> dict:
     """Train one model on one seed's ID data, evaluate it everywhere, and price its inference."""
     model = factory(device)
-    t0 = time.perf_counter()
+    t_cell = t0 = time.perf_counter()
     model.fit(data.train, seed, random_hidden=lambda rng, n: family.random_hidden(rng, n, size))
     train_s = time.perf_counter() - t0
     cell = {
@@ -185,6 +186,9 @@ def run_cell(
         cell["cost"] = vn_costs(run, n, HARDWARE, GPU, steps)
     elif model.kind == "torch":
         cell["cost"] = baseline_costs(model.net, data.dim, GPU)
+    cell["wall_s"] = time.perf_counter() - t_cell
+    cell["finished_utc"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cell["loadavg"] = os.getloadavg()[0]
     return cell
 
 
