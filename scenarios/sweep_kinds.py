@@ -286,7 +286,14 @@ KINDS: dict[str, Kind] = {
         },
         ("model",),
         _profile_run,
-        ("events_per_sample", "synops_per_sample"),
+        (
+            "events_per_sample",
+            "synops_per_sample",
+            "mean_active_fraction.",
+            "costs.neuromorphic.energy_per_sample_j",
+            "costs.neuromorphic.time_per_sample_s",
+            "costs.dense.energy_j",
+        ),
     ),
     "compare": _options_kind(
         "compare",
@@ -303,7 +310,13 @@ KINDS: dict[str, Kind] = {
         },
         ("model", "data"),
         _compare_run,
-        ("backends.torch.accuracy", "backends.engine_float.accuracy"),
+        (
+            "backends.torch.accuracy",
+            "backends.engine_float.accuracy",
+            "backends.engine_float.agreement_vs_torch.decision_agreement",
+            "backends.engine_float.energy_per_sample_j",
+            "backends.torch.energy_per_sample_j",
+        ),
     ),
     "bench": Kind(
         "bench",

@@ -223,3 +223,43 @@ def test_folder_of_another_grid_is_refused_with_what_differs(tmp_path):
     (other / "notes.txt").write_text("mine")
     with pytest.raises(AtomsparkError, match="not a sweep folder"):
         prepare_folder(other, plan_grid(first))
+
+
+def test_report_of_a_sweep_with_nothing_finished_yet(tmp_path):
+    grid = write_grid(tmp_path, TINY)
+    out = tmp_path / "o"
+    with pytest.raises(AtomsparkError, match="not a sweep folder"):
+        run_sweep(grid, out, report_only=True, log=print)
+    prepare_folder(out, plan_grid(grid))
+    summary = run_sweep(grid, out, report_only=True, log=print)
+    assert summary.computed == 0 and set(summary.statuses.values()) == {"not run"}
+    assert "| variant=sparse | 0/0/2 |" in (out / "report.md").read_text()
+
+
+def test_profile_and_compare_cells_on_a_trained_cell(tmp_path, serial):
+    """The other kinds, serially: a profile axis over two chips prices the same engine run
+    differently; a compare cell reports the engine's agreement with torch."""
+    serial_out, records = serial
+    model = cell_dir(serial_out, next(iter(records))) / "model.npz"
+    grid = write_grid(
+        tmp_path,
+        f'kind = "profile"\n[set]\nmodel = "{model}"\ninput = "builtin:4"\n'
+        '[axes]\nhardware = ["loihi2", "loihi1-davies"]\n',
+    )
+    plan = plan_grid(grid)
+    loihi2, loihi1 = (execute_cell("profile", c, str(tmp_path / "p")) for c in plan.cells)
+    assert loihi2["status"] == loihi1["status"] == "done"
+    assert loihi2["result"]["events_per_sample"] == loihi1["result"]["events_per_sample"] > 0
+    energy = [r["result"]["costs"]["neuromorphic"]["energy_per_sample_j"] for r in (loihi2, loihi1)]
+    assert energy[0] > 0 and energy[1] > 0 and energy[0] != energy[1]
+
+    grid = write_grid(
+        tmp_path,
+        f'kind = "compare"\n[set]\nmodel = "{model}"\nsamples = 4\ndevice = "cpu"\n',
+        "cmp.toml",
+    )
+    (cell,) = plan_grid(grid).cells
+    record = execute_cell("compare", cell, str(tmp_path / "c"))
+    assert record["status"] == "done" and record["result"]["samples"] == 4
+    agreement = record["result"]["backends"]["engine_float"]["agreement_vs_torch"]
+    assert agreement["decision_agreement"] == 1.0
