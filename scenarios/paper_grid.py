@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from atomspark.networks.model_io import atomic_write_text
+from atomspark.scenarios.sweep_cell import settings_file
 from atomspark.sim.validation import AtomsparkError
 
 GRID_DIR = Path(__file__).resolve().parent / "configs" / "grids"
@@ -69,7 +70,7 @@ def summarise(grid: str, name: str, out: Path) -> dict:
     from atomspark.networks.torch_path.config import validate_config
     from atomspark.networks.torch_path.training import build_model
 
-    cfg = validate_config(json.loads((out / "cell.json").read_text())["params"])
+    cfg = validate_config(json.loads(settings_file(out).read_text())["params"])
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line]
     evals = [r for r in rows if r["type"] == "eval"]
     keep = ("epoch", "accuracy", "loss", "activity", "activity_steps", "activity_by_step")
@@ -195,9 +196,7 @@ def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
                 # an unfinished cell with some epochs: its progress, kept apart and marked
                 out = out.with_name(out.name + ".partial")
                 path = results / "partial" / grid / f"{name}.json"
-                if not (out / "cell.json").is_file() or '"eval"' not in _read(
-                    out / "metrics.jsonl"
-                ):
+                if not settings_file(out).is_file() or '"eval"' not in _read(out / "metrics.jsonl"):
                     continue
             else:
                 (results / "partial" / grid / f"{name}.json").unlink(missing_ok=True)

@@ -2,12 +2,14 @@
 
 Layout under the sweep folder:
 
-    cells/<id>.partial/   the cell while it runs: the sweep's own files cell.json (its settings),
-                          attempts.jsonl (one line per attempt: the worker's host and pid) and
-                          failed.json (after an error), beside what the command writes
-                          (checkpoints, metrics, model.npz, plots)
-    cells/<id>/           the finished cell: renamed from .partial in one step (atomic), with
-                          result.json added
+    cells/<id>.partial/   the command's folder while the cell runs (checkpoints, metrics,
+                          model.npz, plots): only the command writes there, so the command's own
+                          run-folder rules (new / resume) apply to it unchanged
+    cells/<id>.sweep/     the sweep's files for the unfinished cell: cell.json (its settings),
+                          attempts.jsonl (one line per attempt: the worker's host and pid),
+                          failed.json (after an error, with the traceback)
+    cells/<id>/           the finished cell: the .partial folder with result.json, cell.json and
+                          attempts.jsonl added, renamed in one step (atomic)
 
 A cell is finished exactly when cells/<id>/result.json exists, so a sweep that stops at any
 moment (worker killed, machine down, Ctrl-C) leaves no half-finished cell that looks finished.
@@ -29,7 +31,9 @@ from atomspark.sim.core import AtomsparkError, atomic_write_text
 RESULT = "result.json"
 FAILED = "failed.json"
 ATTEMPTS = "attempts.jsonl"
-SWEEP_FILES = ("cell.json", ATTEMPTS, FAILED, RESULT)
+SETTINGS = "cell.json"
+PARTIAL = ".partial"
+SIDECAR = ".sweep"
 
 
 def cell_dir(out: Path, cell_id: str) -> Path:
@@ -38,8 +42,21 @@ def cell_dir(out: Path, cell_id: str) -> Path:
 
 
 def partial_dir(out: Path, cell_id: str) -> Path:
-    """The folder a cell runs in until it is finished."""
-    return Path(out) / "cells" / f"{cell_id}.partial"
+    """The command's folder until the cell is finished."""
+    return Path(out) / "cells" / f"{cell_id}{PARTIAL}"
+
+
+def sidecar_dir(out: Path, cell_id: str) -> Path:
+    """The sweep's own files for an unfinished cell."""
+    return Path(out) / "cells" / f"{cell_id}{SIDECAR}"
+
+
+def settings_file(folder: Path) -> Path:
+    """cell.json of a cell folder, finished (cells/<id>) or running (cells/<id>.partial)."""
+    folder = Path(folder)
+    if folder.name.endswith(PARTIAL):
+        return folder.with_name(folder.name[: -len(PARTIAL)] + SIDECAR) / SETTINGS
+    return folder / SETTINGS
 
 
 def read_result(out: Path, cell_id: str) -> dict | None:
@@ -54,7 +71,7 @@ def read_result(out: Path, cell_id: str) -> dict | None:
 def read_failure(out: Path, cell_id: str) -> dict | None:
     """The last failure recorded for an unfinished cell, or None."""
     try:
-        return json.loads((partial_dir(out, cell_id) / FAILED).read_text(encoding="utf-8"))
+        return json.loads((sidecar_dir(out, cell_id) / FAILED).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
@@ -68,37 +85,26 @@ def one_line(exc: BaseException, limit: int = 240) -> str:
 
 
 def record_failure(out: Path, cell: Cell, reason: str, detail: str = "") -> dict:
-    """Write failed.json into the cell's .partial folder and return the failure record."""
-    work = partial_dir(out, cell.id)
-    work.mkdir(parents=True, exist_ok=True)
+    """Write failed.json beside the unfinished cell and return the failure record."""
+    meta = sidecar_dir(out, cell.id)
+    meta.mkdir(parents=True, exist_ok=True)
     record = {
         "id": cell.id,
         "status": "failed",
         "labels": cell.labels,
         "reason": reason,
-        "attempts": _count_attempts(work),
+        "attempts": _count_attempts(meta),
         "detail": detail,
     }
-    atomic_write_text(work / FAILED, json.dumps(record, indent=2))
+    atomic_write_text(meta / FAILED, json.dumps(record, indent=2))
     return record
 
 
-def _count_attempts(work: Path) -> int:
+def _count_attempts(meta: Path) -> int:
     try:
-        return sum(1 for line in (work / ATTEMPTS).read_text().splitlines() if line.strip())
+        return sum(1 for line in (meta / ATTEMPTS).read_text().splitlines() if line.strip())
     except OSError:
         return 0
-
-
-def _clear_command_outputs(work: Path) -> None:
-    """Remove what an earlier attempt's command wrote, keeping the sweep's own files."""
-    for entry in work.iterdir():
-        if entry.name in SWEEP_FILES:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
 
 
 def _limit_threads(threads: int | None) -> None:
@@ -123,23 +129,24 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
     from atomspark.scenarios.sweep_kinds import KINDS
 
     out_path = Path(out)
+    meta = sidecar_dir(out_path, cell.id)
     done = read_result(out_path, cell.id)
     if done is not None:
+        shutil.rmtree(meta, ignore_errors=True)  # left if the last attempt died after the rename
         return done
-    work = partial_dir(out_path, cell.id)
-    work.mkdir(parents=True, exist_ok=True)
+    meta.mkdir(parents=True, exist_ok=True)
     attempt = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
-    with open(work / ATTEMPTS, "a", encoding="utf-8") as log:
+    with open(meta / ATTEMPTS, "a", encoding="utf-8") as log:
         log.write(json.dumps(attempt) + "\n")
-    atomic_write_text(
-        work / "cell.json",
-        json.dumps({"id": cell.id, "labels": cell.labels, "params": cell.params}, indent=2),
-    )
+    settings = {"id": cell.id, "labels": cell.labels, "params": cell.params}
+    atomic_write_text(meta / SETTINGS, json.dumps(settings, indent=2))
     _limit_threads(threads)
     kind = KINDS[kind_name]
-    resume = kind.resumable(work)
-    if not resume:
-        _clear_command_outputs(work)  # an earlier attempt's leftovers, nothing to continue from
+    work = partial_dir(out_path, cell.id)
+    resume = work.is_dir() and kind.resumable(work)
+    if work.exists() and not resume:
+        shutil.rmtree(work)  # an earlier attempt's outputs, with nothing to continue from
+    work.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     try:
         result = kind.run(cell.params, work, resume)
@@ -152,11 +159,13 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
         "labels": cell.labels,
         "result": result,
         "wall_s": time.perf_counter() - start,
-        "attempts": _count_attempts(work),
+        "attempts": _count_attempts(meta),
         "resumed_from_checkpoint": resume,
         "host": attempt["host"],
     }
+    for name in (SETTINGS, ATTEMPTS):
+        shutil.copyfile(meta / name, work / name)
     atomic_write_text(work / RESULT, json.dumps(record, indent=2))
-    (work / FAILED).unlink(missing_ok=True)
     os.replace(work, cell_dir(out_path, cell.id))
+    shutil.rmtree(meta, ignore_errors=True)
     return record

@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 pytest.importorskip("distributed")
 
 from atomspark.scenarios.cli import main  # noqa: E402
-from atomspark.scenarios.sweep_cell import ATTEMPTS, cell_dir, execute_cell  # noqa: E402
+from atomspark.scenarios.sweep_cell import ATTEMPTS, cell_dir, execute_cell, sidecar_dir  # noqa: E402
 from atomspark.scenarios.sweep_run import (
     local_cluster,
     plan_grid,
@@ -154,9 +154,11 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     while killed is None and time.monotonic() < deadline and thread.is_alive():
         for partial in (out / "cells").glob("variant=p*.partial"):
             if (partial / "checkpoint.pt").is_file():
-                pid = json.loads((partial / ATTEMPTS).read_text().splitlines()[-1])["pid"]
+                cell_id = partial.name.removesuffix(".partial")
+                attempts = sidecar_dir(out, cell_id) / ATTEMPTS
+                pid = json.loads(attempts.read_text().splitlines()[-1])["pid"]
                 os.kill(pid, signal.SIGKILL)
-                killed = partial.name.removesuffix(".partial")
+                killed = cell_id
                 break
         time.sleep(0.005)
     thread.join(timeout=180)
