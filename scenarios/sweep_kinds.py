@@ -337,9 +337,8 @@ def check_grid(grid: Grid, kind: Kind) -> None:
         raise AtomsparkError(f"grid key 'seeds': kind {kind.name} has no seed; remove `seeds`")
     for variant in grid.variants:
         for key, value in variant["set"].items():
-            _check_one(
-                kind, variant, f"[set] / variants[{variant['name']}].set {key!r}", key, value
-            )
+            where = "[set]" if len(grid.variants) == 1 else f"variants[{variant['name']}]"
+            _check_one(kind, variant, f"{where} key {key!r}", key, value)
         for key, values in grid.axes.items():
             for value in values:
                 _check_one(kind, variant, f"axis {key!r} value {value!r}", key, value)

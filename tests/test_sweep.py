@@ -265,3 +265,32 @@ def test_profile_and_compare_cells_on_a_trained_cell(tmp_path, serial):
     assert record["status"] == "done" and record["result"]["samples"] == 4
     agreement = record["result"]["backends"]["engine_float"]["agreement_vs_torch"]
     assert agreement["decision_agreement"] == 1.0
+
+
+def test_bench_cell_equals_the_bench_runners_own_cell(tmp_path):
+    """kind = "bench": one family x model x seed per cell, equal to `atomspark bench`'s cell."""
+    pytest.importorskip("atomspark.scenarios.bench")
+    from atomspark.scenarios.bench.family import override_sizes
+    from atomspark.scenarios.bench.registry import get_family
+    from atomspark.scenarios.bench.runner import run_cell
+
+    grid = write_grid(
+        tmp_path,
+        'kind = "bench"\nbase = "fn1d"\nseeds = [1]\n[set]\nquick = true\ndevice = "cpu"\n'
+        'model = "Trivial"\n"sizes.n_train" = 100\n',
+    )
+    (cell,) = plan_grid(grid).cells
+    record = execute_cell("bench", cell, str(tmp_path / "o"))
+    assert record["status"] == "done", record.get("reason")
+    family = get_family("fn1d")
+    size = override_sizes(family.sizes(True), {"n_train": 100})
+    data = family.make_data(size, 1)
+    direct = run_cell(
+        family, size, data, "Trivial", family.models(size, data)["Trivial"], 1, "cpu", None, False
+    )
+    assert record["result"]["metrics"] == json.loads(json.dumps(direct["metrics"]))
+    bad = write_grid(
+        tmp_path, 'kind = "bench"\nbase = "fn1d"\n[set]\n"sizes.n_trian" = 5\n', "b.toml"
+    )
+    with pytest.raises(AtomsparkError, match="n_trian.*unknown size"):
+        plan_grid(bad)
