@@ -101,7 +101,7 @@ class MLPVAE(nn.Module):
     """Variational autoencoder with MLP encoder/decoder; predicts with the posterior mean. The KL
     term (weight beta, per input entry) is its aux_loss."""
 
-    def __init__(self, dim: int, hidden: int = 128, latent: int = 16, beta: float = 1e-3):
+    def __init__(self, dim: int, hidden: int = 128, latent: int = 16, beta: float = 1e-5):
         super().__init__()
         self.encoder = nn.Sequential(nn.Linear(2 * dim, hidden), nn.GELU())
         self.mu = nn.Linear(hidden, latent)

@@ -132,6 +132,7 @@ class Bumps2dSizes:
     vn_lam: float = 0.15
     vn_epochs: int = 10
     baseline_epochs: int = 30
+    mlp_epochs: int = 20  # the VAE and SlotDecoder: cheap per epoch, slow to learn
     baseline_batch: int = 64
     conv_channels: int = 24
     vae_hidden: int = 40
@@ -143,7 +144,7 @@ class Bumps2dSizes:
 def sizes(quick: bool) -> Bumps2dSizes:
     if quick:
         return Bumps2dSizes(
-            n_train=600, n_test=64, vn_epochs=3, baseline_epochs=4, engine_samples=2
+            n_train=600, n_test=64, vn_epochs=3, baseline_epochs=4, mlp_epochs=4, engine_samples=2
         )
     return Bumps2dSizes(n_train=2000, n_test=200, vn_epochs=4, baseline_epochs=10)
 
@@ -165,6 +166,7 @@ def make_data(s: Bumps2dSizes, seed: int) -> BenchData:
 
 def models(s: Bumps2dSizes, data: BenchData) -> dict:
     train = TrainConfig(epochs=s.baseline_epochs, batch_size=s.baseline_batch)
+    mlp_train = TrainConfig(epochs=s.mlp_epochs, batch_size=s.baseline_batch)
     d = SIDE * SIDE
     return {
         "VN": lambda device: VNBench(
@@ -178,7 +180,7 @@ def models(s: Bumps2dSizes, data: BenchData) -> dict:
             "ConvAE",
         ),
         "VAE": lambda device: TorchBench(
-            partial(MLPVAE, dim=d, hidden=s.vae_hidden, latent=16), train, NOISE, device, "VAE"
+            partial(MLPVAE, dim=d, hidden=s.vae_hidden, latent=16), mlp_train, NOISE, device, "VAE"
         ),
         "SlotDecoder": lambda device: TorchBench(
             partial(
@@ -189,7 +191,7 @@ def models(s: Bumps2dSizes, data: BenchData) -> dict:
                 hidden=s.slot_hidden,
                 decoder_hidden=24,
             ),
-            train,
+            mlp_train,
             NOISE,
             device,
             "SlotDecoder",

@@ -34,14 +34,21 @@ def rebuild(folder: str | Path) -> dict:
     family = get_family(manifest["family"])
     store = RunStore(folder, manifest, resume=True)
     cells = store.load_cells()
-    order = list(dict.fromkeys(c["model"] for c in sorted(cells, key=_model_rank)))
+    order = _model_order(folder, cells)
     results = aggregate(cells, manifest, order)
     write_outputs(store, results, family)
     return results
 
 
-def _model_rank(cell: dict) -> tuple:
-    return ({"vn": 0, "torch": 1}.get(cell["kind"], 2), cell["finished_utc"], cell["seed"])
+def _model_order(folder: Path, cells: list[dict]) -> list[str]:
+    """The family's model order as the last results.json recorded it, else VN, baselines,
+    trivial in the order they finished."""
+    try:
+        return list(json.loads((folder / "results.json").read_text())["models"])
+    except (OSError, json.JSONDecodeError, KeyError):
+        rank = {"vn": 0, "torch": 1}
+        ranked = sorted(cells, key=lambda c: (rank.get(c["kind"], 2), c.get("finished_utc", "")))
+        return list(dict.fromkeys(c["model"] for c in ranked))
 
 
 def section(results: dict) -> str:

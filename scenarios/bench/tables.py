@@ -46,6 +46,9 @@ def aggregate(cells: list[dict], manifest: dict, model_order: list[str]) -> dict
         **manifest,
         "models": models,
         "missing_cells": missing_cells(cells, manifest, model_order),
+        "wall_s_cells_total": float(sum(c.get("wall_s", 0.0) for c in cells)),
+        "finished_utc": max((c.get("finished_utc", "") for c in cells), default=""),
+        "loadavg_max": max((c.get("loadavg", 0.0) for c in cells), default=0.0),
     }
 
 
