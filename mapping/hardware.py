@@ -160,8 +160,70 @@ def hardware_from_dict(data: dict, origin: str = "<dict>") -> Hardware:
     )
 
 
+# SI and binary prefixes accepted in a number's "unit" (e.g. "pJ", "ns", "KiB", "TFLOP/s").
+_PREFIXES = {
+    "": 1.0,
+    "f": 1e-15,
+    "p": 1e-12,
+    "n": 1e-9,
+    "u": 1e-6,
+    "µ": 1e-6,
+    "μ": 1e-6,
+    "m": 1e-3,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 1024.0,
+    "Mi": 1024.0**2,
+    "Gi": 1024.0**3,
+}
+
+
+def _base_unit(where: str, key: str) -> str | None:
+    """The unit a field is stored in (None: a count, read as given)."""
+    if where == "energy":
+        return "W" if key == "static_power_per_core" else "J"
+    if where == "time":
+        return "s"
+    if where == "peak_flops":
+        return "FLOP/s"
+    if where == "energy_per_flop":
+        return "J"
+    if where == "dense":
+        return {
+            "tdp_w": "W",
+            "idle_power_w": "W",
+            "bandwidth_bytes_per_s": "B/s",
+            "energy_per_byte": "J",
+            "launch_overhead_s": "s",
+        }[key]
+    if where == "limits" and key in ("bytes_per_synapse", "synaptic_memory_bytes_per_core"):
+        return "B"
+    return None
+
+
+def unit_scale(unit, base: str, what: str) -> float:
+    """Factor that turns a value in `unit` into `base` (e.g. "pJ" -> 1e-12 for base "J")."""
+    if not isinstance(unit, str) or not unit.endswith(base):
+        raise AtomsparkError(
+            f"{what}: unit {unit!r} is not {base} or a prefixed {base} (e.g. p{base}, n{base}, "
+            f"k{base}); say which unit the value is in"
+        )
+    prefix = unit[: len(unit) - len(base)]
+    if prefix not in _PREFIXES:
+        raise AtomsparkError(
+            f"{what}: unknown prefix {prefix!r} in unit {unit!r} (use one of "
+            f"{', '.join(p for p in _PREFIXES if p)})"
+        )
+    return _PREFIXES[prefix]
+
+
 class _Reader:
-    """Reads sourced numbers, recording the source of each and naming what is missing."""
+    """Reads sourced numbers in their stated unit (converted to the base unit: J, s, W, B, B/s,
+    FLOP/s), recording the source of each and naming what is missing."""
 
     def __init__(self, origin: str):
         self.origin = origin
@@ -186,7 +248,12 @@ class _Reader:
                 f"hardware {self.origin}: '{where}.{key}' is an estimate without a 'derivation'"
             )
         self.sources[f"{where}.{key}"] = {k: v for k, v in entry.items() if k != "value"}
-        return float(value)
+        base = _base_unit(where, key)
+        if base is None:
+            return float(value)
+        return float(value) * unit_scale(
+            entry.get("unit"), base, f"hardware {self.origin}: '{where}.{key}'"
+        )
 
     def section(self, data: dict, key: str) -> dict:
         if not isinstance(data.get(key), dict):

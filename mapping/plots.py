@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from atomspark.mapping.costs import CostComparison
+from atomspark.sim.core import atomic_write_with
 from atomspark.sim.profile import Profile
 
 
@@ -20,11 +21,27 @@ def _pyplot():
 
 
 def _save(fig, path: str | os.PathLike) -> None:
-    """Save atomically: write next to the target, then rename."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp.png"
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    os.replace(tmp, path)
+    """Save atomically (a temporary file beside the target, then rename), with the umask's
+    permissions."""
+    atomic_write_with(
+        path, lambda tmp: fig.savefig(tmp, dpi=120, bbox_inches="tight", format="png")
+    )
+
+
+def energy_unit(values) -> tuple[str, float]:
+    """("uJ", 1e6)-style unit and factor for energies in J, chosen from the median value so that
+    every panel of a figure shows one unit."""
+    positive = [v for v in np.ravel(values) if v > 0]
+    typical = float(np.median(positive)) if positive else 1.0
+    for unit, scale in (("pJ", 1e12), ("nJ", 1e9), ("uJ", 1e6), ("mJ", 1e3)):
+        if typical * scale < 1e3:
+            return unit, scale
+    return "J", 1.0
+
+
+def _spans_decades(values, decades: float = 1.5) -> bool:
+    positive = np.asarray([v for v in np.ravel(values) if v > 0])
+    return positive.size > 1 and np.log10(positive.max() / positive.min()) > decades
 
 
 def plot_activity(
@@ -34,30 +51,34 @@ def plot_activity(
     variant: tuple[str, Profile] | None = None,
 ) -> None:
     """Active fraction and events per step, one line per population; `variant` (label, profile)
-    of the same graph is drawn dashed, e.g. a send-on-delta run beside the exact one."""
+    of the same graph is drawn dashed, e.g. a send-on-delta run beside the exact one. Long runs
+    show events as a moving mean whose window shrinks at the ends (no artificial edge drop)."""
+    from matplotlib.ticker import MaxNLocator
+
     plt = _pyplot()
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     sizes = np.maximum(profile.population_sizes, 1)
     window = max(1, profile.steps // 60)  # long runs: smooth the event counts for legibility
     runs = [("", profile, "-")] + ([(f" ({variant[0]})", variant[1], "--")] if variant else [])
+    events = []
     for suffix, prof, style in runs:
         steps = np.arange(prof.steps)
         for p, name in enumerate(prof.population_names):
             colour = f"C{p}"
             ax1.plot(steps, prof.active[:, p] / sizes[p], style, color=colour, label=name + suffix)
-            ax2.plot(
-                steps,
-                _moving_mean(prof.events[:, p], window),
-                style,
-                color=colour,
-                label=name + suffix,
-            )
+            smooth = _moving_mean(prof.events[:, p], window)
+            events.append(smooth)
+            ax2.plot(steps, smooth, style, color=colour, label=name + suffix)
     ax1.set_ylabel("active fraction")
+    ax1.set_ylim(-0.03, 1.03)
     ax2.set_ylabel(
         f"events per step\n(mean over {window} steps)" if window > 1 else "events per step"
     )
     ax2.set_xlabel("time step")
-    ax2.set_yscale("symlog")
+    if _spans_decades(np.concatenate(events) if events else [], 2.0):
+        ax2.set_yscale("log")
+    ax2.set_ylim(bottom=max(ax2.get_ylim()[0], 0.5) if ax2.get_yscale() == "log" else 0)
+    ax2.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax2.legend(fontsize=7)
     ax1.set_title(title or "activity per step")
     _save(fig, path)
@@ -65,35 +86,52 @@ def plot_activity(
 
 
 def _moving_mean(x: np.ndarray, window: int) -> np.ndarray:
+    """Centred moving mean; at the ends it averages only the steps that exist."""
     if window <= 1:
         return x
-    return np.convolve(x, np.ones(window) / window, mode="same")
+    kernel = np.ones(window)
+    return np.convolve(x, kernel, mode="same") / np.convolve(np.ones(len(x)), kernel, mode="same")
 
 
 def plot_costs(comparisons: dict[str, CostComparison], path: str | os.PathLike) -> None:
-    """Left: neuromorphic energy breakdown per model; right: energy per sample, chip vs GPU."""
+    """Left: how each run's chip energy splits into its parts (share, with the total); right:
+    energy per sample on the chip and on the dense device. Runs are rows (names never overlap),
+    one energy unit throughout, log scale when the values span decades."""
     plt = _pyplot()
     names: Sequence[str] = list(comparisons)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    y = np.arange(len(names))
+    chip = np.array([comparisons[n].neuromorphic.energy_per_sample_j for n in names])
+    gpu = np.array([comparisons[n].dense.energy_j for n in names])
+    unit, scale = energy_unit(np.concatenate([chip, gpu]))
+    height = 1.6 + 0.55 * len(names)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, height), sharey=True)
     parts = ["synaptic_ops", "updates_active", "updates_idle", "spikes", "routing", "static"]
-    bottom = np.zeros(len(names))
+    left = np.zeros(len(names))
+    totals = np.maximum(chip, 1e-300)
     for part in parts:
         vals = np.array([getattr(comparisons[n].neuromorphic.breakdown, part) for n in names])
-        ax1.bar(names, vals * 1e9, bottom=bottom * 1e9, label=part)
-        bottom += vals
-    ax1.set_ylabel("energy per sample (nJ)")
-    ax1.set_title(f"{comparisons[names[0]].neuromorphic.hardware}: breakdown")
-    ax1.legend(fontsize=7)
-    x = np.arange(len(names))
-    chip = [comparisons[n].neuromorphic.energy_per_sample_j for n in names]
-    gpu = [comparisons[n].dense.energy_j for n in names]
-    ax2.bar(x - 0.2, chip, 0.4, label=comparisons[names[0]].neuromorphic.hardware)
-    ax2.bar(x + 0.2, gpu, 0.4, label=f"{comparisons[names[0]].dense.hardware} (dense)")
-    ax2.set_xticks(x, names)
-    ax2.set_yscale("log")
-    ax2.set_ylabel("energy per sample (J)")
-    ax2.set_title("event-driven chip vs dense GPU")
-    ax2.legend(fontsize=8)
+        share = 100.0 * vals / totals
+        ax1.barh(y, share, left=left, label=part.replace("_", " "))
+        left += share
+    for i, total in enumerate(chip):
+        ax1.text(101, i, f"{total * scale:.3g} {unit}", va="center", fontsize=8)
+    chip_name = comparisons[names[0]].neuromorphic.hardware
+    ax1.set_xlim(0, 125)
+    ax1.set_xticks([0, 25, 50, 75, 100])
+    ax1.set_xlabel(f"share of {chip_name} energy per sample (%); total at the right")
+    ax1.set_yticks(y, names)
+    ax1.invert_yaxis()
+    ax1.set_title(f"{chip_name}: where the energy goes")
+    ax1.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=3)
+    dense_name = comparisons[names[0]].dense.hardware
+    ax2.barh(y - 0.2, chip * scale, 0.4, label=f"{chip_name} (event-driven)")
+    ax2.barh(y + 0.2, gpu * scale, 0.4, label=f"{dense_name} dense equivalent (model)")
+    if _spans_decades(np.concatenate([chip, gpu])):
+        ax2.set_xscale("log")
+    ax2.set_xlabel(f"energy per sample ({unit})")
+    ax2.set_title("event-driven chip vs dense device")
+    ax2.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=2)
+    fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
 
@@ -105,12 +143,19 @@ def plot_raster(
     title: str = "",
 ) -> None:
     """Event raster: one dot per event (step, unit), populations stacked with their offsets."""
+    from matplotlib.ticker import MaxNLocator
+
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     offset = 0
     for name, (steps, units) in event_log.items():
-        ax.scatter(steps, units + offset, s=2, marker="|", label=name)
+        ax.scatter(steps, units + offset, s=6, marker="|", label=name)
         offset += sizes[name]
+    if not any(len(steps) for steps, _ in event_log.values()):
+        ax.text(0.5, 0.5, "no events", ha="center", va="center", transform=ax.transAxes)
+    ax.set_ylim(-0.5, max(offset, 1) - 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("time step")
     ax.set_ylabel("unit (populations stacked)")
     ax.set_title(title or "event raster")

@@ -1,7 +1,7 @@
 """Built-in synthetic data sets: the RSGN paper's two sequence tasks and sparse-dictionary data for VN.
 
 The RSGN generators follow the task descriptions of Hays (arXiv:2601.18064) and its released code
-as restated in SPEC.md; sizes are parameters so tests and demos can use small versions.
+as docs/maths.md restates them; sizes are parameters so tests and demos can use small versions.
 """
 
 from __future__ import annotations

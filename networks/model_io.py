@@ -16,6 +16,54 @@ FORMAT_VERSION = 1
 _META_KEY = "__atomspark_meta__"
 
 
+_NPZ_MAGIC = b"PK\x03\x04"
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def check_file_format(path: str | os.PathLike, what: str, want: str) -> Path:
+    """Check `path` exists and starts like a `want` file ("npz" or "npy") before NumPy reads it,
+    so that an empty, foreign or mistyped file gets one plain line (and never NumPy's advice
+    to load untrusted data with allow_pickle)."""
+    path = Path(path)
+    if not path.is_file():
+        raise AtomsparkError(f"{what} {path}: does not exist")
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    if not head:
+        raise AtomsparkError(f"{what} {path}: is empty (0 bytes); give a file atomspark wrote")
+    if want == "npz" and head.startswith(_NPY_MAGIC):
+        raise AtomsparkError(
+            f"{what} {path}: is a single .npy array, not an atomspark model file (.npz written "
+            "by `atomspark train` or a model's save())"
+        )
+    magic = _NPZ_MAGIC if want == "npz" else _NPY_MAGIC
+    if not head.startswith(magic[: len(head)]) or len(head) < len(magic):
+        kind = "an .npz archive" if want == "npz" else "a .npy array"
+        raise AtomsparkError(f"{what} {path}: not {kind} (wrong file, or damaged)")
+    return path
+
+
+def load_npy(path: str | os.PathLike, what: str) -> np.ndarray:
+    """A plain numeric array from a .npy file; arrays of Python objects are refused."""
+    path = check_file_format(path, what, "npy")
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise AtomsparkError(
+                f"{what} {path}: holds Python objects, not numbers (atomspark only reads "
+                "numeric arrays)"
+            ) from None
+        raise AtomsparkError(f"{what} {path}: not a readable .npy array ({exc})") from None
+    except (OSError, EOFError) as exc:
+        raise AtomsparkError(f"{what} {path}: not a readable .npy array ({exc})") from None
+    if arr.dtype.kind not in "biuf":
+        raise AtomsparkError(
+            f"{what} {path}: holds {arr.dtype} values; give real numbers (float or int)"
+        )
+    return arr
+
+
 def save_arrays(
     path: str | os.PathLike, kind: str, arrays: dict[str, np.ndarray], meta: dict
 ) -> None:
@@ -32,14 +80,13 @@ def save_arrays(
 
 def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarray], dict]:
     """Load what save_arrays wrote; a missing, corrupt, foreign or wrong-version file is an error."""
-    path = Path(path)
-    if not path.is_file():
-        raise AtomsparkError(f"model file {path}: does not exist")
+    path = check_file_format(path, "model file", "npz")
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise AtomsparkError(f"model file {path}: unreadable ({exc})") from exc
+        detail = "holds Python objects" if "pickle" in str(exc) else str(exc)
+        raise AtomsparkError(f"model file {path}: unreadable ({detail})") from None
     if _META_KEY not in arrays:
         raise AtomsparkError(f"model file {path}: not an atomspark model (no metadata)")
     try:

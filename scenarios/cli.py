@@ -8,13 +8,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.validation import AtomsparkError, require_int
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from atomspark.scenarios.demo import run_demo
 
-    run_demo(args.out, seed=args.seed, hardware=args.hardware, gpu=args.gpu)
+    run_demo(
+        args.out, seed=args.seed, hardware=args.hardware, gpu=args.gpu, overwrite=args.overwrite
+    )
     return 0
 
 
@@ -29,6 +31,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         gpu=args.gpu,
         steps=args.steps,
         strategy=args.strategy,
+        overwrite=args.overwrite,
     )
     return 0
 
@@ -45,6 +48,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         verify=args.verify,
         steps=args.steps,
         frac_bits=args.frac_bits,
+        overwrite=args.overwrite,
     )
     return 0
 
@@ -74,10 +78,25 @@ def require_torch(command: str) -> None:
 def _cmd_train(args: argparse.Namespace) -> int:
     config = builtin_config(args.config)
     require_torch("train")
-    from atomspark.networks.torch_path.training import train
+    from atomspark.networks.torch_path.training import METRIC_NAMES, TrainingInterrupted, train
 
-    result = train(config, args.out, resume=args.resume)
-    print(f"[train] {result.steps} steps; final metrics {result.final_metrics}")
+    try:
+        result = train(config, args.out, resume=args.resume, overwrite=args.overwrite)
+    except TrainingInterrupted as exc:
+        resume = f"atomspark train {args.config} --out {args.out} --resume"
+        if exc.checkpoint_step is None:
+            print(f"atomspark train: {exc}; start again with --overwrite", file=sys.stderr)
+        else:
+            print(f"atomspark train: {exc}; resume with: {resume}", file=sys.stderr)
+        return 130
+    task = result.task
+    print(f"[train] done: {result.steps} steps; final validation metrics:")
+    for key, value in result.final_metrics.items():
+        name = METRIC_NAMES.get(task, key) if key == "accuracy" else key.replace("_", " ")
+        if key == "best_accuracy":
+            name = f"best {METRIC_NAMES.get(task, 'accuracy')}"
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        print(f"  {name:24s} {text:>10s}")
     print(f"[train] model written to {result.model_path} (loadable by profile/export/compare)")
     return 0
 
@@ -86,13 +105,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     require_torch("compare")
     from atomspark.scenarios.compare import compare
 
+    require_int("--samples", args.samples, minimum=1)
+    require_int("--steps", args.steps, minimum=1)
+    if not Path(args.model).is_file():
+        raise AtomsparkError(f"model {args.model}: no such file (give a model.npz from train)")
     data = args.data
     if data is None:
         from atomspark.networks.torch_path.config import load_config
         from atomspark.networks.torch_path.training import build_data
 
         _, _, x_val, y_val, _ = build_data(load_config(builtin_config(args.config)))
-        n = args.samples or len(x_val)
+        n = args.samples
         data = (x_val[:n], None if y_val is None else y_val[:n])
     device = None if args.device == "auto" else args.device
     report = compare(
@@ -104,6 +127,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         gpu=args.gpu,
         fixed_point=not args.no_fixed,
         steps=args.steps,
+        overwrite=args.overwrite,
     )
     print_comparison(report)
     print(f"[compare] wrote {args.out}/comparison.json and plots")
@@ -111,20 +135,29 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def print_comparison(report: dict) -> None:
-    """One line per backend: task score, agreement with torch, activity, time and energy."""
-    print(f"[compare] {report['model']['kind']} model, {report['samples']} samples")
+    """One line per backend: the task's score (RSGN accuracy, VN reconstruction error), agreement
+    with torch (the reference row), activity, time and energy."""
+    kind = report["model"]["kind"]
+    metric, title = (
+        ("accuracy", "accuracy") if kind == "rsgn" else ("reconstruction_error", "recon err")
+    )
+    print(f"[compare] {kind} model, {report['samples']} samples")
     print(
-        f"{'backend':14s} {'score':>8s} {'agree':>6s} {'active':>7s} {'wall/sample':>12s} "
+        f"{'backend':14s} {title:>9s} {'agree':>6s} {'active':>7s} {'wall/sample':>12s} "
         f"{'energy/sample':>14s} {'latency':>10s}  energy source"
     )
     for name, b in report["backends"].items():
         if not b.get("supported", True):
             print(f"{name:14s} not run: {b['reason']}")
             continue
-        score = b.get("accuracy", b.get("reconstruction_error", float("nan")))
-        agree = b.get("agreement_vs_torch", {}).get("decision_agreement", float("nan"))
+        score = b.get(metric)
+        score_text = "n/a" if score is None else f"{score:.4f}"
+        if "agreement_vs_torch" in b:
+            agree_text = f"{b['agreement_vs_torch'].get('decision_agreement', float('nan')):.3f}"
+        else:
+            agree_text = "ref"
         print(
-            f"{name:14s} {score:8.4f} {agree:6.3f} {b['active_fraction']:7.3f} "
+            f"{name:14s} {score_text:>9s} {agree_text:>6s} {b['active_fraction']:7.3f} "
             f"{b['wall_s_per_sample'] * 1e3:9.3f} ms {b['energy_per_sample_j'] * 1e6:11.4g} uJ "
             f"{b['latency_per_sample_s'] * 1e6:7.4g} us  {b['energy_source']}"
         )
@@ -136,9 +169,15 @@ def print_comparison(report: dict) -> None:
             f"{torch_run['idle_power_w']:.1f} W subtracted -> "
             f"{torch_run['energy_per_sample_j'] * 1e6:.4g} uJ/sample"
         )
+    decision = "class" if kind == "rsgn" else "set of active atoms"
+    print(
+        f"[compare] agree: share of samples whose {decision} equals torch's (ref: torch is the "
+        "reference)"
+    )
     for row in report.get("cutoff_sweep") or []:
+        acc = "n/a" if row.get("accuracy") is None else f"{row['accuracy']:.3f}"
         print(
-            f"[compare] cutoff {row['cutoff']:<5g} accuracy {row['accuracy']:.3f} mean active "
+            f"[compare] cutoff {row['cutoff']:<5g} accuracy {acc} mean active "
             f"{row['mean_active_fraction']:.3f} synops/sample {row['synops_per_sample']:.0f} "
             f"energy/sample {row['energy_per_sample_j'] * 1e6:.4g} uJ"
         )
@@ -176,6 +215,37 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_overwrite(parser: argparse.ArgumentParser, command: str) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace a previous {command} run in --out (without it a non-empty --out is refused)",
+    )
+
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Help that shows every option's default (except unset ones and flags)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            if "%(default)" not in text:
+                text += " (default: %(default)s)"
+        return text
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.formatter_class = _DefaultsFormatter
+
+
+def builtin_config_names() -> list[str]:
+    """Names of the shipped training configs (scenarios/configs/*.toml)."""
+    return sorted(p.stem for p in (Path(__file__).parent / "configs").glob("*.toml"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `atomspark` command line: one subcommand per job, each bound to its _cmd_ handler."""
     parser = argparse.ArgumentParser(
@@ -191,9 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
         "reference vs event engine, sparsity, events, energy",
     )
     demo.add_argument("--out", default="results/demo", help="output folder (JSON + PNG)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=int, default=0, help="seed of the models and data")
     demo.add_argument("--hardware", default="loihi2", help="neuromorphic hardware preset")
     demo.add_argument("--gpu", default="h100", help="GPU preset to compare against")
+    _add_overwrite(demo, "demo")
     demo.set_defaults(func=_cmd_demo)
 
     prof = sub.add_parser("profile", help="energy/latency/sparsity profile of a saved model")
@@ -201,18 +272,24 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument(
         "--input",
         default="builtin:16",
-        help="a .npy array of inputs, or builtin:N for N built-in samples",
+        help="a .npy array of inputs, or builtin:N for N built-in samples; VN models take (B, d) signals, RSGN models (B, L, d_in) token sequences",
     )
     prof.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
     prof.add_argument("--gpu", default="h100", help="dense device preset (GPU or CPU)")
-    prof.add_argument("--steps", type=int, default=None, help="engine steps per VN sample")
+    prof.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="engine steps per VN sample (default: 1000; an RSGN runs its own K + 1 steps)",
+    )
     prof.add_argument(
         "--strategy",
         default="auto",
         choices=["auto", "partition", "sequential", "locality"],
         help="core placement (auto: locality for RSGN positions, else partition)",
     )
-    prof.add_argument("--out", default="results/profile")
+    prof.add_argument("--out", default="results/profile", help="output folder (JSON + PNG)")
+    _add_overwrite(prof, "profile")
     prof.set_defaults(func=_cmd_profile)
 
     exp = sub.add_parser("export", help="export a saved model to Lava, NIR or networkx")
@@ -221,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--input",
         default="builtin:1",
-        help="the input the graph is compiled for: first row of a .npy, or builtin:N",
+        help="the input the graph is compiled for: first sample of a .npy, or builtin:N;"
+        " VN models take (B, d) signals, RSGN models (B, L, d_in) token sequences",
     )
     exp.add_argument("--fixed", action="store_true", help="quantise to Loihi fixed point (VN)")
     exp.add_argument(
@@ -231,15 +309,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--steps", type=int, default=100, help="steps for verification/quantisation")
     exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
-    exp.add_argument("--out", default="results/export")
+    exp.add_argument("--out", default="results/export", help="output folder")
+    _add_overwrite(exp, "export")
     exp.set_defaults(func=_cmd_export)
 
     tr = sub.add_parser("train", help="train on a TOML config with PyTorch (GPU if present)")
     tr.add_argument(
-        "config", help="a TOML file or a built-in: vn-dictionary, rsgn-sequence, rsgn-sparse"
+        "config",
+        help="a TOML file (keys: docs/configs.md) or a built-in: "
+        + ", ".join(builtin_config_names()),
     )
-    tr.add_argument("--out", default="results/train")
-    tr.add_argument("--resume", action="store_true", help="continue from out/checkpoint.pt")
+    tr.add_argument("--out", default="results/train", help="run folder (must be new or empty)")
+    mode = tr.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its checkpoint.pt (same config; epochs may grow)",
+    )
+    mode.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --out (its outputs are deleted first)",
+    )
     tr.set_defaults(func=_cmd_train)
 
     cmp = sub.add_parser("compare", help="a trained model: GPU (torch, dense) vs event engine")
@@ -253,11 +344,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--samples", type=int, default=16, help="validation samples to compare")
     cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")
-    cmp.add_argument("--hardware", default="loihi2")
-    cmp.add_argument("--gpu", default="h100")
+    cmp.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
+    cmp.add_argument("--gpu", default="h100", help="GPU preset that prices the torch run")
     cmp.add_argument("--steps", type=int, default=2000, help="engine steps per VN sample")
     cmp.add_argument("--no-fixed", action="store_true", help="skip the fixed-point engine run")
-    cmp.add_argument("--out", default="results/compare")
+    cmp.add_argument("--out", default="results/compare", help="output folder (JSON + PNG)")
+    _add_overwrite(cmp, "compare")
     cmp.set_defaults(func=_cmd_compare)
 
     sw = sub.add_parser(
@@ -296,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)
+    _show_defaults(parser)
     return parser
 
 
@@ -308,6 +401,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AtomsparkError as exc:
         print(f"atomspark {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"atomspark {args.command}: interrupted; files already written are complete "
+            "(every write is atomic), the rest were not written",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.quantize import fixed_vn_runner
-from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.model_io import atomic_write_text, check_file_format, load_npy
 from atomspark.networks.rsgn.dynamics import ignition, initial_state
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
 from atomspark.networks.rsgn.model import load_model as load_rsgn
@@ -44,6 +44,7 @@ from atomspark.scenarios.engine_runs import concat_profiles
 from atomspark.scenarios.gpu_meter import measure
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.profile import Profile
+from atomspark.sim.run_folder import prepare_run_folder
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
 VN_ENGINE_STEPS = 2000  # engine step budget per VN sample (fixed, as a chip would run it)
@@ -75,6 +76,9 @@ def load_data(data, kind: str, model) -> tuple[np.ndarray, np.ndarray | None]:
         path = Path(data)
         if not path.is_file():
             raise AtomsparkError(f"data file {path}: does not exist")
+        if path.suffix == ".npy":
+            return load_data(load_npy(path, "data file"), kind, model)
+        check_file_format(path, "data file", "npz")
         with np.load(path, allow_pickle=False) as f:
             key = next((k for k in ("tokens", "signals", "x") if k in f.files), None)
             if key is None:
@@ -350,6 +354,7 @@ def compare(
     steps: int = VN_ENGINE_STEPS,
     dtype: str | None = None,
     cutoffs: Sequence[float] | None = DEFAULT_CUTOFFS,
+    overwrite: bool = False,
 ) -> dict:
     """Run a trained model (model.npz from `train`) on `data` in torch (dense, on `device`) and on
     the event engine (float; VN also fixed point when `fixed_point`), and write comparison.json
@@ -361,8 +366,7 @@ def compare(
     torch_device = select_device(device)
     steps = require_int("steps", steps, minimum=1)
     tdtype = resolve_dtype(dtype, torch_device)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_run_folder(out_dir, "compare", "overwrite" if overwrite else "new")
     n = len(x)
     report: dict = {
         "model": {"path": str(model_path), "kind": kind},

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.costs import CostComparison, compare_costs, price_dense
+from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
@@ -19,6 +20,7 @@ from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
 from atomspark.scenarios.engine_runs import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.profile import Profile
+from atomspark.sim.run_folder import prepare_run_folder
 
 VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
 GPU_BATCH = 256  # the GPU's throughput setting, priced beside batch 1 (latency)
@@ -177,10 +179,12 @@ def run_demo(
     hardware: str = "loihi2",
     gpu: str = "h100",
     log: Callable[[str], None] = print,
+    overwrite: bool = False,
 ) -> dict:
-    """Run everything, print a short summary, write summary.json and PNG figures to `out`."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Run everything, print a short summary, write summary.json and PNG figures to `out`
+    (a new or empty folder, or a previous demo's with overwrite=True)."""
+    load_hardware(hardware), load_hardware(gpu)  # name a bad preset before 30 s of work
+    out = prepare_run_folder(out, "demo", "overwrite" if overwrite else "new")
     vn, vn_profile, vn_graph, vn_delta_profile = vn_section(seed, log)
     rs, rsgn_runs = rsgn_section(seed, log)
     costs: dict[str, CostComparison] = {
@@ -212,7 +216,7 @@ def run_demo(
         log(
             f"[cost] {name}: {chip.hardware} {chip.energy_per_sample_j * 1e6:.3g} uJ, "
             f"{chip.time_per_sample_s * 1e6:.3g} us per sample on {chip.cores_used} cores | "
-            f"{c.dense.hardware} dense, batch 1: {c.dense.energy_j * 1e6:.3g} uJ, "
+            f"{c.dense.hardware} dense equivalent (model), batch 1: {c.dense.energy_j * 1e6:.3g} uJ, "
             f"{c.dense.time_s * 1e6:.3g} us; batch {GPU_BATCH}: "
             f"{batched[name].energy_j * 1e6:.3g} uJ, {batched[name].time_s * 1e6:.3g} us per sample"
         )

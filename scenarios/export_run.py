@@ -17,7 +17,8 @@ from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.engine_runs import LoadedModel, load_model
 from atomspark.scenarios.profile_run import read_inputs
 from atomspark.sim.graph import Graph
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.validation import AtomsparkError, require_int
 
 TARGETS = ("lava", "nir", "networkx")
 
@@ -41,16 +42,18 @@ def export_model(
     steps: int = 100,
     frac_bits: int = 12,
     log: Callable[[str], None] = print,
+    overwrite: bool = False,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
         raise AtomsparkError("--verify: only the Lava export is verified (on Lava's simulator)")
+    steps = require_int("--steps", steps, minimum=1)
+    frac_bits = require_int("--frac-bits", frac_bits, minimum=1)
     loaded = load_model(model_path)
     graph = graph_for_first_input(loaded, inputs)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     if fixed:
         graph, result["quantization"] = _quantize(loaded, graph, steps, frac_bits, log)

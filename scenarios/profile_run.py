@@ -9,19 +9,27 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.costs import compare_costs
+from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
-from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.model_io import atomic_write_text, load_npy
 from atomspark.scenarios.engine_runs import LoadedModel, load_model, run_loaded, runner_for
 from atomspark.sim.engine import Engine
-from atomspark.sim.validation import AtomsparkError, as_finite_array
+from atomspark.sim.memory import require_memory
+from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
 BUILTIN_PREFIX = "builtin:"
 
 
 def read_inputs(spec: str, loaded: LoadedModel, seed: int = 0) -> np.ndarray:
     """Inputs from a .npy file, or `builtin:N` for N samples of the built-in data set that fits
-    the model (VN: sparse-dictionary signals; RSGN: hierarchical sequences)."""
+    the model (VN: sparse-dictionary signals; RSGN: hierarchical sequences). The layout is
+    checked against the model: VN (samples, d), RSGN (samples, length, d_in)."""
+    if loaded.kind == "vn":
+        layout, want = "(samples, d)", (None, loaded.model.input_dim)
+    else:
+        layout, want = "(samples, length, d_in)", (None, None, loaded.model[1].d_in)
     if spec.startswith(BUILTIN_PREFIX):
         try:
             n = int(spec[len(BUILTIN_PREFIX) :])
@@ -29,18 +37,25 @@ def read_inputs(spec: str, loaded: LoadedModel, seed: int = 0) -> np.ndarray:
             raise AtomsparkError(
                 f"--input {spec!r}: expected builtin:N with an integer N"
             ) from None
+        if n < 1:
+            raise AtomsparkError(f"--input {spec!r}: N must be >= 1")
         if loaded.kind == "vn":
+            require_memory(f"--input {spec}", 8.0 * n * want[1] * 3, "use a smaller N")
             return sparse_dictionary_data(n=n, dim=loaded.model.input_dim, seed=seed).signals
         _, cfg = loaded.model
+        length = 64  # hierarchical_sequences' default sequence length
+        require_memory(f"--input {spec}", 8.0 * n * length * cfg.d_in * 3, "use a smaller N")
         return hierarchical_sequences(n=n, dim=cfg.d_in, n_classes=cfg.n_classes, seed=seed).tokens
-    path = Path(spec)
-    if not path.is_file():
-        raise AtomsparkError(f"--input {spec}: no such file (or use builtin:N)")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise AtomsparkError(f"--input {spec}: not a readable .npy array ({exc})") from exc
-    return as_finite_array(f"--input {spec}", data)
+    if not Path(spec).is_file():
+        raise AtomsparkError(f"--input {spec}: no such file (give a .npy array, or builtin:N)")
+    data = as_finite_array(f"--input {spec}", load_npy(spec, "--input"))
+    if data.ndim != len(want) or data.shape[-1] != want[-1] or data.shape[0] < 1:
+        raise AtomsparkError(
+            f"--input {spec}: shape {data.shape}, but this {loaded.kind.upper()} model takes "
+            f"{layout} with d{'_in' if loaded.kind == 'rsgn' else ''} = {want[-1]} and at "
+            "least one sample"
+        )
+    return data
 
 
 def profile_model(
@@ -52,12 +67,21 @@ def profile_model(
     steps: int | None = None,
     strategy: str = "auto",
     log: Callable[[str], None] = print,
+    overwrite: bool = False,
 ) -> dict:
-    """Profile `model_path` on `inputs` and write profile.json, costs.json and PNGs to `out`."""
+    """Profile `model_path` on `inputs` and write profile.json, costs.json and PNGs to `out`
+    (a new or empty folder, or a previous profile's with overwrite=True)."""
     loaded = load_model(model_path)
+    load_hardware(hardware), load_hardware(gpu)
+    if steps is not None:
+        if loaded.kind == "rsgn":
+            raise AtomsparkError(
+                "--steps: an RSGN runs its own n_steps K (+1 for ignition) engine steps; "
+                "omit --steps"
+            )
+        steps = require_int("--steps", steps, minimum=1)
     data = read_inputs(inputs, loaded)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_run_folder(out, "profile", "overwrite" if overwrite else "new")
     log(f"[profile] {loaded.kind} model {model_path}: {len(data)} sample(s) on the event engine")
     run = run_loaded(loaded, data, steps)
     costs = compare_costs(
@@ -100,7 +124,7 @@ def profile_model(
     log(
         f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
         f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
-        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} (dense, batch 1): "
+        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} dense equivalent (model), batch 1: "
         f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us"
     )
     log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")

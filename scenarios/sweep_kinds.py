@@ -83,7 +83,8 @@ def _train_run(params: dict, folder: Path, resume: bool) -> dict:
     """Train into `folder`, continuing from its checkpoint when `resume`."""
     from atomspark.networks.torch_path.training import train
 
-    result = train(params, folder, resume=resume, progress=False)
+    # the cell folder may also hold the sweep's own files: a fresh attempt replaces only train's
+    result = train(params, folder, resume=resume, overwrite=not resume, progress=False)
     return {"steps": result.steps, **result.final_metrics}
 
 
@@ -145,6 +146,7 @@ def _profile_run(params: dict, work: Path, resume: bool) -> dict:
         steps=params["steps"],
         strategy=params["strategy"],
         log=lambda line: None,
+        overwrite=True,  # the cell folder also holds the sweep's own files
     )
     return {k: v for k, v in result.items() if k != "model"}
 
@@ -171,6 +173,7 @@ def _compare_run(params: dict, work: Path, resume: bool) -> dict:
         gpu=params["gpu"],
         fixed_point=params["fixed_point"],
         steps=params["steps"],
+        overwrite=True,  # the cell folder also holds the sweep's own files
     )
     return {k: v for k, v in report.items() if k != "model"}
 

@@ -158,6 +158,7 @@ def plot(groups: list[dict], columns: list[str], path: Path, title: str) -> None
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
         ax.set_title(key, fontsize=10)
+        ax.set_ylabel(f"{key} (mean ± std over seeds)", fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")

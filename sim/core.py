@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,10 @@ class AtomsparkError(ValueError):
 def as_finite_array(
     name: str, value, ndim: int | Sequence[int] | None = None, dtype=np.float64
 ) -> np.ndarray:
-    """Return `value` as an array of `dtype`, rejecting NaN/Inf and a wrong number of dimensions."""
+    """Return `value` as an array of `dtype`, rejecting NaN/Inf, complex values for a real
+    dtype and a wrong number of dimensions."""
+    if np.iscomplexobj(value) and np.dtype(dtype).kind != "c":
+        raise AtomsparkError(f"{name}: holds complex values; give real numbers")
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -77,15 +80,23 @@ def require_int(name: str, value, minimum: int | None = None) -> int:
     return v
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file and rename, so a crash never leaves half a file."""
+def file_mode() -> int:
+    """Permission bits of a newly created regular file under the process umask (0o666 & ~umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write_with(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Call write(tmp_path) on a temporary file beside `path`, then rename it onto `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        os.fchmod(fd, file_mode())
+        os.close(fd)
+        write(tmp)
+        with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -94,6 +105,16 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` atomically."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    atomic_write_with(path, write)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """atomic_write_bytes for UTF-8 text."""
+    """Write UTF-8 `text` to `path` atomically."""
     atomic_write_bytes(path, text.encode("utf-8"))

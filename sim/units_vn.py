@@ -1,4 +1,4 @@
-"""VN atom parameters: the event-driven ISTA/LCA unit (SPEC.md, "Event-driven view").
+"""VN atom parameters: the event-driven ISTA/LCA unit (docs/maths.md, "The event-driven form").
 
 Atom i keeps c_i (sum of weighted change events received, = (G g)_i) and a constant drive b_i;
 an update is g_i <- soft_threshold(g_i + eta (b_i - c_i), eta lam_i). The atom sends the change

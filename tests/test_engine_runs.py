@@ -51,7 +51,7 @@ def test_concat_keeps_time_order(rng):
 
 def test_bad_files_and_shapes_are_named(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"junk")
-    with pytest.raises(AtomsparkError, match="not a readable atomspark model"):
+    with pytest.raises(AtomsparkError, match="not an .npz archive"):
         load_model(tmp_path / "junk.npz")
     model = VNModel.random(4, [(6, 2)], lam=0.1, seed=0)
     with pytest.raises(AtomsparkError, match="expects 4 features"):

@@ -1,6 +1,6 @@
 """Lava export run on Lava's Loihi2SimCfg: bit-exact in fixed point, within tolerance in float.
 
-Run with /work/main/.venv-lava/bin/python -m pytest tests/test_lava_export.py (Python 3.10).
+Run with .venv-lava/bin/python -m pytest tests/test_lava_export.py (Python 3.10).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the NumPy reference of Lava's timing against the engine, the bundle round trip, the fixed-point
 refusal, and (marked lava, Python 3.10 environment) Lava's Loihi2SimCfg run against the engine.
 
-Run all of it with /work/main/.venv-lava/bin/python -m pytest tests/test_lava_rsgn.py.
+Run all of it with .venv-lava/bin/python -m pytest tests/test_lava_rsgn.py.
 """
 
 from __future__ import annotations

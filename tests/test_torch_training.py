@@ -91,7 +91,7 @@ def test_data_not_matching_model_is_rejected(tmp_path):
     train(RSGN, tmp_path, progress=False, max_steps=1)
     cfg = json.loads(json.dumps(RSGN))
     cfg["model"]["d_hidden"] = 12  # resume into a different model
-    with pytest.raises(AtomsparkError, match="does not fit"):
+    with pytest.raises(AtomsparkError, match="model.d_hidden 8 -> 12"):
         train(cfg, tmp_path, resume=True, progress=False)
 
 

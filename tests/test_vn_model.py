@@ -69,7 +69,7 @@ def test_load_rejects_wrong_version(tmp_path):
 def test_load_rejects_corrupt_and_missing_files(tmp_path):
     path = tmp_path / "bad.npz"
     path.write_bytes(b"this is not a zip file at all")
-    with pytest.raises(AtomsparkError, match="unreadable"):
+    with pytest.raises(AtomsparkError, match="not an .npz archive"):
         VNModel.load(path)
     with pytest.raises(AtomsparkError, match="does not exist"):
         VNModel.load(tmp_path / "missing.npz")

@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ATOMSPARK_NO_LAVA="${ATOMSPARK_NO_LAVA:-1}" bash tools/setup.sh
-exec .venv/bin/atomspark demo "$@"
+exec .venv/bin/atomspark demo --overwrite "$@"  # the main job: rerunning it replaces its results

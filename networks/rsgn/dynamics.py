@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.rsgn.geometry import pairwise_distances, project_to_ball
-from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, check_config
+from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, check_config, validate_params
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_shape
 from scipy.special import erf, expit
 
@@ -232,7 +232,9 @@ def readout(params: RSGNParams, alpha: np.ndarray, h: np.ndarray) -> tuple[np.nd
 def forward(
     params: RSGNParams, config: RSGNConfig, tokens, n_steps: int | None = None
 ) -> ForwardResult:
-    """Tokens (B, L, d_in) -> class scores (B, n_classes), with ignition and propagation records."""
+    """Tokens (B, L, d_in) -> class scores (B, n_classes), with ignition and propagation records.
+    The parameters are checked against the config first (sizes, mode, NaN/Inf)."""
+    validate_params(params, config)
     x = check_tokens(tokens, config)
     alpha0 = ignition(params, config, x)
     h0 = initial_state(params, config, x, alpha0)

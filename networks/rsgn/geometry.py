@@ -45,6 +45,11 @@ def poincare_distance(x, y, c: float = 1.0) -> np.ndarray:
     """Geodesic distance d_c(x, y) = arcosh(1 + 2c||x-y||^2 / ((1-c||x||^2)(1-c||y||^2))) / sqrt(c)."""
     x = check_in_ball("poincare_distance x", x, c)
     y = check_in_ball("poincare_distance y", y, c)
+    if np.shape(x)[-1:] != np.shape(y)[-1:]:
+        raise AtomsparkError(
+            f"poincare_distance: x and y must be points of one ball (same last dimension), got "
+            f"shapes {np.shape(x)} and {np.shape(y)}"
+        )
     diff2 = np.sum((x - y) ** 2, axis=-1)
     den = (1.0 - c * np.sum(x * x, axis=-1)) * (1.0 - c * np.sum(y * y, axis=-1))
     arg = 1.0 + 2.0 * c * diff2 / den

@@ -23,9 +23,11 @@ best_epoch, best_activity).
 from __future__ import annotations
 
 import json
+import math
 import os
+import signal
 import sys
-import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +39,19 @@ from atomspark.networks.datasets import (
     long_range_sequences,
     sparse_dictionary_data,
 )
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.rsgn.model import RSGNConfig, init_params, save_model
 from atomspark.networks.rsgn.plasticity import (
-    PlasticityConfig,
     prune_and_sprout,
 )
 from atomspark.networks.torch_path.baselines import build_baseline
-from atomspark.networks.torch_path.config import load_config, validate_config
+from atomspark.networks.torch_path.config import (
+    RESUME_MAY_CHANGE,
+    check_memory,
+    load_config,
+    model_config,
+    plasticity_config,
+    validate_config,
+)
 from atomspark.networks.torch_path.convert import (
     rsgn_from_torch,
     rsgn_to_torch,
@@ -64,10 +71,15 @@ from atomspark.networks.torch_path.slow_torch import (
 )
 from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle
 from atomspark.networks.vn.model import VNModel
+from atomspark.sim.core import atomic_write_text, atomic_write_with
+from atomspark.sim.run_folder import prepare_run_folder
 from atomspark.sim.validation import AtomsparkError
+from tqdm.auto import tqdm
 
 CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_FORMAT = 1
+# What the "accuracy" metric measures, per task (VN: the share of planted atoms recovered).
+METRIC_NAMES = {"rsgn-sequence": "accuracy", "vn-dictionary": "dictionary recovery"}
 
 
 @dataclass
@@ -78,6 +90,7 @@ class TrainResult:
     steps: int
     final_metrics: dict
     model_path: Path
+    task: str = "rsgn-sequence"
 
 
 # ----- data and model construction -------------------------------------------------------------
@@ -116,25 +129,7 @@ def _rsgn_config(cfg: dict, d_in: int, n_classes: int) -> RSGNConfig:
     m = cfg["model"]
     if m["d_in"] is not None and m["d_in"] != d_in:
         raise AtomsparkError(f"data: tokens have dimension {d_in} but model.d_in is {m['d_in']}")
-    keys = (
-        "mode",
-        "n_nodes",
-        "dim",
-        "d_hidden",
-        "n_steps",
-        "temperature",
-        "tau",
-        "cutoff",
-        "radius",
-        "k_nearest",
-        "affinity_rank",
-        "target_activity",
-        "ignition_sigma",
-    )
-    kw = {k: m[k] for k in keys}
-    return RSGNConfig(
-        d_in=d_in, n_classes=n_classes, threshold_bounds=(0.01, m["threshold_max"]), **kw
-    )
+    return model_config(cfg, d_in, n_classes)
 
 
 def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
@@ -168,17 +163,8 @@ def _check_data_matches(module, task: str, x: np.ndarray) -> None:
 
 # ----- checkpoints -----------------------------------------------------------------------------
 def save_checkpoint(path: Path, state: dict) -> None:
-    """torch.save to a temporary file in the same folder, then os.replace (atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save(_to_cpu(state), tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """torch.save (every tensor on the CPU) to a temporary file beside `path`, then rename."""
+    atomic_write_with(path, lambda tmp: torch.save(_to_cpu(state), tmp))
 
 
 def _to_cpu(obj):
@@ -222,14 +208,10 @@ def _resize_sparse_edges(module, sd: dict) -> None:
 
 
 # ----- progress and plots ----------------------------------------------------------------------
-def _progress(step: int, total: int, metrics: dict) -> None:
-    width = 30
-    done = int(width * step / max(total, 1))
-    text = " ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float))
-    sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {step}/{total} {text}")
-    if step >= total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
+def _say(text: str, show: bool) -> None:
+    """A line of progress on stdout, printed above the progress bar."""
+    if show:
+        tqdm.write(text)
 
 
 def best_validation(metrics_path: Path) -> dict:
@@ -248,8 +230,9 @@ def best_validation(metrics_path: Path) -> dict:
     }
 
 
-def plot_metrics(metrics_path: Path, png_path: Path) -> None:
-    """Loss, accuracy and activity curves from metrics.jsonl (matplotlib, Agg backend)."""
+def plot_metrics(metrics_path: Path, png_path: Path, task: str = "rsgn-sequence") -> None:
+    """Loss, task metric and activity curves from metrics.jsonl (matplotlib, Agg backend), saved
+    atomically. The loss axis is logarithmic when the loss is positive and spans a decade."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -259,20 +242,30 @@ def plot_metrics(metrics_path: Path, png_path: Path) -> None:
     steps = [r for r in rows if r["type"] == "step"]
     evals = [r for r in rows if r["type"] == "eval"]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    for ax, key, title in zip(
-        axes, ("loss", "accuracy", "activity"), ("loss", "accuracy", "active fraction")
-    ):
+    titles = {
+        "loss": "loss" if task == "rsgn-sequence" else "loss (settled energy per sample)",
+        "accuracy": METRIC_NAMES.get(task, "accuracy"),
+        "activity": "active fraction",
+    }
+    for ax, (key, title) in zip(axes, titles.items()):
         if steps and key not in steps[0]:  # baselines have no activity
-            ax.set_title(f"{title}: not defined for this model")
+            ax.text(0.5, 0.5, f"{title}:\nnot defined for this model", ha="center", va="center")
+            ax.set_axis_off()
             continue
         ax.plot([r["step"] for r in steps], [r[key] for r in steps], label="train (batch)")
         if evals:
             ax.plot([r["step"] for r in evals], [r[key] for r in evals], "o-", label="validation")
-        ax.set_xlabel("step")
+        ax.set_xlabel("optimiser step")
+        ax.set_ylabel(title)
         ax.set_title(title)
         ax.legend()
+    values = [r["loss"] for r in steps + evals]
+    if values and min(values) > 0 and max(values) > 10 * min(values):
+        axes[0].set_yscale("log")
+    for ax in axes[1:]:
+        ax.set_ylim(-0.03, 1.03)
     fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
+    atomic_write_with(png_path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
     plt.close(fig)
 
 
@@ -284,6 +277,7 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     with autocast_context(xb.device, cfg["mixed_precision"]):
         scores, alpha = module(xb)
     loss = torch.nn.functional.cross_entropy(scores.to(xb.dtype), yb)
+    lr = opt.param_groups[0]["lr"]  # the rate this step uses (a Python float: no sync)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(module.parameters(), cfg["optimizer"]["grad_clip"])
@@ -298,11 +292,20 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
         hebbian_affinity_(module, alpha, reward, slow["pcfg"])
         homeostatic_thresholds_(module, alpha, p["lr_threshold"], p["homeostasis_scope"])
         slow["history"].append(alpha.to(torch.float64))
-    return _fetch_metrics(
+    metrics = _fetch_metrics(
         loss,
         (scores.argmax(1) == yb).double().mean(),
         (alpha > module.config.cutoff).double().mean(),
     )
+    return {**metrics, "lr": lr}
+
+
+class _LossNotFinite(AtomsparkError):
+    """A step's loss came back NaN or Inf (the loop reports it as divergence, with the step)."""
+
+    def __init__(self, value: float):
+        self.value = value
+        super().__init__(f"loss: became {value} during training")
 
 
 def _fetch_metrics(loss, accuracy, activity=None) -> dict:
@@ -311,9 +314,7 @@ def _fetch_metrics(loss, accuracy, activity=None) -> dict:
     values = [loss.detach(), accuracy] + ([] if activity is None else [activity])
     host = torch.stack([v.double() for v in values]).cpu().tolist()
     if not np.isfinite(host[0]):
-        raise AtomsparkError(
-            f"loss: became {host[0]} during training; lower optimizer.lr or check the data"
-        )
+        raise _LossNotFinite(host[0])
     return dict(zip(("loss", "accuracy", "activity"), host))
 
 
@@ -428,22 +429,139 @@ def _export(module, task: str, path: Path) -> None:
         vn_from_torch(module.to(torch.float64)).save(path)
 
 
+# ----- run folder, resume rules, interrupts ----------------------------------------------------
+TRAIN_OUTPUTS = ("metrics.jsonl", "metrics.png", CHECKPOINT, "model.npz", "final_metrics.json")
+
+
+class TrainingInterrupted(AtomsparkError):
+    """Ctrl-C during training: where it stopped and which checkpoint a --resume starts from."""
+
+    def __init__(self, step: int, checkpoint_step: int | None):
+        self.step, self.checkpoint_step = step, checkpoint_step
+        saved = (
+            "no checkpoint was written yet"
+            if checkpoint_step is None
+            else f"last checkpoint at step {checkpoint_step}"
+        )
+        super().__init__(f"interrupted at step {step}; {saved}")
+
+
+def _flatten(cfg: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in cfg.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def check_resume_config(stored: dict, given: dict) -> list[str]:
+    """Refuse a resume whose config changes the run; return the accepted changes (as text).
+
+    Allowed: RESUME_MAY_CHANGE, and more epochs than the checkpoint's run was planned with."""
+    old, new = _flatten(validate_config(stored)), _flatten(given)
+    changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    refused = [k for k in changed if k not in RESUME_MAY_CHANGE and k != "epochs"]
+    if "epochs" in changed and new["epochs"] < old["epochs"]:
+        refused.append("epochs")
+    if refused:
+        shown = "; ".join(f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in refused[:4])
+        more = f" (and {len(refused) - 4} more)" if len(refused) > 4 else ""
+        raise AtomsparkError(
+            f"--resume: the config differs from the checkpoint's run: {shown}{more}; resume with "
+            "the run's own config (epochs may only grow), or start a new run (--overwrite or "
+            "another --out)"
+        )
+    return [f"{k} {old[k]!r} -> {new[k]!r}" for k in changed]
+
+
+def _truncate_metrics(path: Path, step: int, epoch: int) -> None:
+    """Drop the rows written after the checkpoint a resume starts from (they are recomputed)."""
+    if not path.is_file():
+        return
+    keep = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row["step"] <= step and (row["type"] != "eval" or row["epoch"] <= epoch):
+            keep.append(line)
+    atomic_write_text(path, "".join(f"{line}\n" for line in keep))
+
+
+class _StopOnSigint:
+    """The first Ctrl-C asks the loop to stop after the current step (and checkpoint); a second
+    one interrupts at once. Only installed in the main thread."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        self.requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _cosine_factor(segments: list) -> callable:
+    """Learning-rate factor of the cosine schedule as a list of segments (start step, factor at
+    start, end step): within a segment the factor falls along a half cosine to 0 at its end."""
+
+    def factor(t: int) -> float:
+        start, f0, end = segments[-1]
+        for seg in segments:
+            if seg[0] <= t:
+                start, f0, end = seg
+        if end <= start:
+            return 0.0
+        return f0 * 0.5 * (1.0 + math.cos(math.pi * min(t - start, end - start) / (end - start)))
+
+    return factor
+
+
+def _diverged(step: int, cfg: dict, detail: str) -> AtomsparkError:
+    if cfg["task"] == "rsgn-sequence":
+        knob = f"lower optimizer.lr (now {cfg['optimizer']['lr']:g})"
+    else:
+        knob = f"lower hebb.rho_s (now {cfg['hebb']['rho_s']:g}) or hebb.rho_u"
+    return AtomsparkError(f"training diverged at step {step} ({detail}); {knob}")
+
+
 # ----- the loop --------------------------------------------------------------------------------
 def train(
     config: str | os.PathLike | dict,
     out_dir: str | os.PathLike,
     resume: bool = False,
+    overwrite: bool = False,
     progress: bool = True,
     max_steps: int | None = None,
 ) -> TrainResult:
     """Train the config's task; write metrics, plots, checkpoints and model.npz to out_dir.
 
-    resume=True continues from out_dir/checkpoint.pt. max_steps stops early (after writing a
-    checkpoint) once that many steps are done in total: used to interrupt a run on purpose.
-    The run's device, dtype, TF32 and determinism settings are pinned for its duration and
-    recorded in the checkpoint and final_metrics.json ("numerics").
+    out_dir must be new or empty, unless resume=True (continue from its checkpoint.pt, with the
+    same config; epochs may grow) or overwrite=True (delete the previous run's outputs first).
+    max_steps stops early (after writing a checkpoint) once that many steps are done in total:
+    used to interrupt a run on purpose. Ctrl-C stops after the current step with a checkpoint
+    and raises TrainingInterrupted. The run's device, dtype, TF32 and determinism settings are
+    pinned for its duration and recorded in the checkpoint and final_metrics.json ("numerics").
     """
     cfg = validate_config(config) if isinstance(config, dict) else load_config(config)
+    if resume and overwrite:
+        raise AtomsparkError("--resume and --overwrite: choose one")
+    check_memory(cfg)
+    mode = "resume" if resume else "overwrite" if overwrite else "new"
+    out = prepare_run_folder(out_dir, "train", mode, TRAIN_OUTPUTS, legacy_files=(CHECKPOINT,))
+    state = load_checkpoint(out / CHECKPOINT, cfg["task"]) if resume else None
+    changes = [] if state is None else check_resume_config(state["config"], cfg)
     device = select_device(cfg["device"])
     dtype = resolve_dtype(cfg["dtype"], device)
     if cfg["mixed_precision"] and dtype != torch.float32:
@@ -452,23 +570,22 @@ def train(
             'untouched); set dtype = "float32" or turn mixed_precision off'
         )
     with pinned_numerics(device, dtype) as numerics:
-        return _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics)
+        run = (out, state, changes, device, dtype, numerics)
+        return _train(cfg, run, progress, max_steps)
 
 
-def _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics) -> TrainResult:
-    """train()'s loop, with the numerics already pinned."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def _train(cfg, run, progress, max_steps) -> TrainResult:
+    """train()'s loop, with the run folder prepared and the numerics pinned."""
+    out, state, changes, device, dtype, numerics = run
     task = cfg["task"]
     x_tr, y_tr, x_va, y_va, extra = build_data(cfg)
-    state = load_checkpoint(out / CHECKPOINT, task) if resume else None
     torch.manual_seed(cfg["seed"])
     module = build_model(cfg, x_tr.shape[-1], extra, device, dtype)
     if state is not None:
         _resize_sparse_edges(module, state["model"])
         try:
             module.load_state_dict(state["model"])
-        except RuntimeError as exc:
+        except (RuntimeError, KeyError) as exc:
             raise AtomsparkError(
                 f"checkpoint {out / CHECKPOINT}: does not fit this config's model ({exc})"
             ) from exc
@@ -478,33 +595,19 @@ def _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics) -
     total = cfg["epochs"] * n_batches
     opt = sched = None
     slow: dict = {"history": []}
+    ticks = total  # scheduler steps over the run (epochs for "cosine-epoch")
+    segments = [[0, 1.0, total]]
+    if state is not None and state.get("schedule"):
+        segments = [list(seg) for seg in state["schedule"]]
     if task == "rsgn-sequence":
         o = cfg["optimizer"]
         opt = torch.optim.AdamW(module.parameters(), lr=o["lr"], weight_decay=o["weight_decay"])
-        if o["schedule"] == "constant":
-            sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-        else:
-            per_epoch = o["schedule"] == "cosine-epoch"
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(
-                opt, T_max=cfg["epochs"] if per_epoch else total
-            )
-        p = cfg["plasticity"]
-        slow["pcfg"] = PlasticityConfig(
-            **{
-                k: p[k]
-                for k in (
-                    "lr_affinity",
-                    "lr_threshold",
-                    "affinity_decay",
-                    "baseline_momentum",
-                    "prune_threshold",
-                    "max_prune",
-                    "sprout_correlation",
-                    "sprout_affinity",
-                    "max_sprout",
-                )
-            }
-        )
+        ticks = cfg["epochs"] if o["schedule"] == "cosine-epoch" else total
+        if state is None or not state.get("schedule"):
+            segments[:] = [[0, 1.0, ticks]]
+        factor = (lambda t: 1.0) if o["schedule"] == "constant" else _cosine_factor(segments)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+        slow["pcfg"] = plasticity_config(cfg)
         slow["baseline"] = DeviceRewardBaseline(device)
 
     rng = np.random.default_rng(cfg["seed"])
@@ -521,13 +624,18 @@ def _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics) -
             torch.cuda.set_rng_state(state["cuda_rng"], device)
         step, epoch, pos = state["step"], state["epoch"], state["pos"]
         order = None if state["order"] is None else np.asarray(state["order"])
+        if sched is not None and segments[-1][2] < ticks:  # epochs extended: stretch the cosine
+            now = sched.last_epoch
+            segments.append([now, _cosine_factor(segments)(now), ticks])
     x_dev = torch.from_numpy(x_tr).to(device=device, dtype=dtype)  # the training set, uploaded once
     y_dev = None if y_tr is None else torch.from_numpy(y_tr).to(device)
     metrics_path = out / "metrics.jsonl"
-    if not resume and metrics_path.exists():
-        metrics_path.unlink()
+    if state is not None:
+        _truncate_metrics(metrics_path, step, epoch)
+    saved_at = None if state is None else step
 
     def checkpoint() -> None:
+        nonlocal saved_at
         save_checkpoint(
             out / CHECKPOINT,
             {
@@ -545,63 +653,100 @@ def _train(cfg, out_dir, resume, progress, max_steps, device, dtype, numerics) -
                 "numerics": numerics,
                 "optimizer": None if opt is None else opt.state_dict(),
                 "scheduler": None if sched is None else sched.state_dict(),
+                "schedule": segments,
                 "baseline": None if opt is None else slow["baseline"].state_dict(),
                 "history": list(slow["history"]),
             },
         )
 
+    what = task if task != "rsgn-sequence" else f"{task} ({cfg['model']['kind']} model)"
+    _say(
+        f"[train] {what} on {device} ({numerics.get('dtype', dtype)}): {cfg['epochs']} epochs x "
+        f"{n_batches} steps = {total} steps, batch {cfg['batch_size']}, {len(x_tr)} train / "
+        f"{len(x_va)} validation samples, output {out}",
+        progress,
+    )
+    if state is not None:
+        _say(
+            f"[train] resuming at step {step} (epoch {epoch})"
+            + (f"; accepted changes: {', '.join(changes)}" if changes else ""),
+            progress,
+        )
     last: dict = {}
     ev: dict | None = None
     is_rsgn = task == "rsgn-sequence" and cfg["model"]["kind"] == "rsgn"
-    with open(metrics_path, "a", encoding="utf-8") as log:
-        while epoch < cfg["epochs"]:
-            epoch_start = time.perf_counter()
-            if order is None:
-                order = rng.permutation(len(x_tr))
-                pos = 0
-            order_t = torch.from_numpy(order).to(device)  # one upload per epoch, not per step
-            while pos < n_batches:
-                if max_steps is not None and step >= max_steps:
-                    checkpoint()
-                    return TrainResult(out, step, last, out / "model.npz")
-                idx = order_t[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
-                xb = x_dev[idx]
-                if is_rsgn:
-                    yb = y_dev[idx]
-                    last = _rsgn_step(module, opt, sched, xb, yb, cfg, slow)
-                elif task == "rsgn-sequence":
-                    yb = y_dev[idx]
-                    last = _baseline_step(module, opt, sched, xb, yb, cfg)
-                else:
-                    last = _vn_step(module, xb, cfg, extra)
-                step += 1
-                pos += 1
-                log.write(json.dumps({"type": "step", "step": step, "epoch": epoch, **last}) + "\n")
-                if progress:
-                    _progress(step, total, last)
-                if cfg["checkpoint_every"] and step % cfg["checkpoint_every"] == 0:
-                    log.flush()
-                    checkpoint()
-            epoch += 1
-            order = None
-            if sched is not None and cfg["optimizer"]["schedule"] == "cosine-epoch":
-                sched.step()
-            if is_rsgn and cfg["plasticity"]["enabled"]:
-                if epoch % cfg["plasticity"]["structural_every"] == 0:
-                    _structural_update(module, opt, slow)
-                else:
-                    slow["history"].clear() if module.config.mode == "published" else None
-            ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
-            # epoch_s: this epoch's training and validation wall time (load: 1-min load average)
-            timing = {"epoch_s": time.perf_counter() - epoch_start, "load": os.getloadavg()[0]}
-            row = {"type": "eval", "step": step, "epoch": epoch, **ev, **timing}
-            log.write(json.dumps(row) + "\n")
-            log.flush()
+    started = time.perf_counter()
+    bar = tqdm(
+        total=total, initial=step, disable=not progress, unit="step", leave=False, file=sys.stderr
+    )
+    try:
+        with _StopOnSigint() as stop, bar, open(metrics_path, "a", encoding="utf-8") as log:
+            while epoch < cfg["epochs"]:
+                epoch_start = time.perf_counter()
+                if order is None:
+                    order = rng.permutation(len(x_tr))
+                    pos = 0
+                order_t = torch.from_numpy(order).to(device)  # one upload per epoch, not per step
+                while pos < n_batches:
+                    if max_steps is not None and step >= max_steps:
+                        log.flush()
+                        checkpoint()
+                        return TrainResult(out, step, last, out / "model.npz", task)
+                    idx = order_t[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
+                    xb = x_dev[idx]
+                    try:
+                        if is_rsgn:
+                            last = _rsgn_step(module, opt, sched, xb, y_dev[idx], cfg, slow)
+                        elif task == "rsgn-sequence":
+                            last = _baseline_step(module, opt, sched, xb, y_dev[idx], cfg)
+                        else:
+                            last = _vn_step(module, xb, cfg, extra)
+                    except _LossNotFinite as exc:
+                        raise _diverged(step + 1, cfg, f"loss {exc.value}") from None
+                    step += 1
+                    pos += 1
+                    row = {"type": "step", "step": step, "epoch": epoch, **last}
+                    log.write(json.dumps(row) + "\n")
+                    bar.set_postfix(
+                        loss=f"{last['loss']:.4g}", score=f"{last['accuracy']:.3f}", refresh=False
+                    )
+                    bar.update(1)
+                    if cfg["checkpoint_every"] and step % cfg["checkpoint_every"] == 0:
+                        log.flush()
+                        checkpoint()
+                    if stop.requested:
+                        log.flush()
+                        checkpoint()
+                        raise TrainingInterrupted(step, saved_at)
+                epoch += 1
+                order = None
+                if sched is not None and cfg["optimizer"]["schedule"] == "cosine-epoch":
+                    sched.step()
+                if is_rsgn and cfg["plasticity"]["enabled"]:
+                    if epoch % cfg["plasticity"]["structural_every"] == 0:
+                        _structural_update(module, opt, slow)
+                    elif module.config.mode == "published":
+                        slow["history"].clear()
+                ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
+                # epoch_s: this epoch's training and validation wall time (load: 1-min load avg)
+                timing = {"epoch_s": time.perf_counter() - epoch_start, "load": os.getloadavg()[0]}
+                row = {"type": "eval", "step": step, "epoch": epoch, **ev, **timing}
+                log.write(json.dumps(row) + "\n")
+                log.flush()
+                activity = f", active fraction {ev['activity']:.3f}" if "activity" in ev else ""
+                _say(
+                    f"[train] epoch {epoch}/{cfg['epochs']} (step {step}/{total}, "
+                    f"{time.perf_counter() - started:.1f} s): validation loss {ev['loss']:.4g}, "
+                    f"{METRIC_NAMES[task]} {ev['accuracy']:.3f}{activity}",
+                    progress,
+                )
+    except KeyboardInterrupt:
+        raise TrainingInterrupted(step, saved_at) from None
     checkpoint()
     if ev is None:  # resumed a run that had already finished: evaluate the model as it is
         ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
     ev = {**ev, **best_validation(metrics_path), "numerics": numerics}
-    plot_metrics(metrics_path, out / "metrics.png")
+    plot_metrics(metrics_path, out / "metrics.png", task)
     _export(module, task, out / "model.npz")
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
-    return TrainResult(out, step, ev, out / "model.npz")
+    return TrainResult(out, step, ev, out / "model.npz", task)

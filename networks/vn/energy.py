@@ -3,7 +3,7 @@
 Batched convention: a batch of B samples is a (B, n) array; codes g are (B, K). S g for every
 sample is therefore ``g @ S.T``.
 
-Layer energy (SPEC.md), with an optional 0/1 mask m on the input entries:
+Layer energy (docs/maths.md), with an optional 0/1 mask m on the input entries:
     E(g) = 1/2 ||m * (x - S g)||^2 + 1/2 ||h - U g||^2 + lam ||g||_1
 The top-down term is dropped entirely when h is None (not the same as h = 0).
 Its smooth part is the quadratic 1/2 g^T G g - b^T g + const with
@@ -15,6 +15,7 @@ the Lipschitz constant of the smooth part's gradient (the largest step that keep
 from __future__ import annotations
 
 import numpy as np
+from atomspark.sim.validation import require_int
 
 
 def layer_energy(
@@ -87,6 +88,7 @@ def soft_threshold(v: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
 def keep_top_k(v: np.ndarray, k: int) -> np.ndarray:
     """Zero all but the k largest |v| in each row (ties broken by index order of argpartition)."""
     K = v.shape[-1]
+    k = require_int("k", k, minimum=1)
     if k >= K:
         return v
     drop = np.argpartition(np.abs(v), K - k, axis=-1)[..., : K - k]

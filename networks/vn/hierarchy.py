@@ -1,6 +1,6 @@
 """Messages between VN layers and the energies of a whole model.
 
-Our reading of the hierarchy (SPEC.md): x_1 is the data; x_{l+1} = U_l g_l goes up;
+Our reading of the hierarchy (docs/maths.md): x_1 is the data; x_{l+1} = U_l g_l goes up;
 h_l = S_{l+1} g_{l+1} comes down; the top layer's target is h_top or absent.
 The interface term 1/2 ||U_l g_l - S_{l+1} g_{l+1}||^2 is both layer l's top-down term and
 layer l+1's input term. The model's total (joint) energy counts it once:

@@ -160,7 +160,7 @@ class VNModel:
         rng = np.random.default_rng(require_int("seed", seed, minimum=0))
         S_list, U_list = [], []
         for i, size in enumerate(layer_sizes):
-            if len(size) != 2:
+            if np.ndim(size) != 1 or len(size) != 2:
                 raise AtomsparkError(f"layer_sizes[{i}]: expected a (K, m) pair, got {size!r}")
             K = require_int(f"layer_sizes[{i}] K", size[0], minimum=1)
             m = require_int(f"layer_sizes[{i}] m", size[1], minimum=1)
@@ -223,8 +223,8 @@ def unit_columns(A: np.ndarray) -> np.ndarray:
 def _per_layer(name: str, value: float | Sequence[float], n: int) -> list[float]:
     """Expand a scalar to n values, or check a sequence has n values."""
     if np.ndim(value) == 0:
-        return [float(value)] * n
+        return [require_positive(name, value, allow_zero=True)] * n
     values = list(value)
     if len(values) != n:
         raise AtomsparkError(f"{name}: need one value per layer ({n}), got {len(values)}")
-    return [float(v) for v in values]
+    return [require_positive(f"{name}[{i}]", v, allow_zero=True) for i, v in enumerate(values)]

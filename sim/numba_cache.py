@@ -1,0 +1,66 @@
+"""Where Numba keeps compiled kernels, chosen before any kernel is decorated.
+
+Numba's own search (the package's __pycache__, then ~/.cache/numba) fails with "no locator
+available" when neither is writable, e.g. a non-root user without a writable HOME using a
+read-only install. atomspark then uses a private folder in the temporary directory, and if even
+that is impossible it turns caching off with a warning (kernels then compile at every start).
+An explicit NUMBA_CACHE_DIR is always respected.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def writable_folder(path: str | os.PathLike) -> bool:
+    """True when `path` exists or can be created and a file can be written in it."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return False
+    return True
+
+
+def private_temp_cache() -> Path:
+    """The fallback location: one folder per user in the temporary directory."""
+    return Path(tempfile.gettempdir()) / f"atomspark-numba-cache-{os.getuid()}"
+
+
+def choose_cache_dir(defaults: Sequence[Path], fallback: Path) -> tuple[str, Path | None]:
+    """("default", None) if one of Numba's own locations works, ("fallback", dir) if only the
+    fallback does (and belongs to this user), ("off", None) if nothing is writable."""
+    if any(writable_folder(p) for p in defaults):
+        return "default", None
+    if writable_folder(fallback) and os.stat(fallback).st_uid == os.getuid():
+        return "fallback", fallback
+    return "off", None
+
+
+def configure_numba_cache() -> None:
+    """Make `@njit(cache=True)` safe to import: pick a writable cache folder or disable caching."""
+    import numba
+    from numba.misc.appdirs import AppDirs
+
+    if numba.config.CACHE_DIR:
+        return
+    in_tree = Path(__file__).parent / "__pycache__"
+    user_wide = Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    choice, folder = choose_cache_dir([in_tree, user_wide], private_temp_cache())
+    if choice == "fallback":
+        numba.config.CACHE_DIR = str(folder)
+    elif choice == "off":
+        from numba.core.dispatcher import Dispatcher
+
+        Dispatcher.enable_caching = lambda self: None
+        warnings.warn(
+            f"atomspark: no writable folder for Numba's compiled-kernel cache ({in_tree}, "
+            f"{user_wide}, {private_temp_cache()}); kernels are compiled at every start. "
+            "Set NUMBA_CACHE_DIR to a writable folder to cache them.",
+            RuntimeWarning,
+            stacklevel=2,
+        )

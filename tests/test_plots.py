@@ -1,0 +1,245 @@
+"""Every plot atomspark writes is rendered here and checked for readability: each axis says what
+it shows (a label, or tick labels that name categories), numeric axes carry tick labels, no two
+tick labels overlap (measured with the renderer's text bounding boxes) and no panel is empty.
+
+The checks run inside Figure.savefig, so they see exactly the figures the commands write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+
+def _texts(labels) -> list[Text]:
+    return [t for t in labels if t.get_visible() and t.get_text().strip()]
+
+
+def _axis_problems(ax, axis, name: str, renderer, twins) -> list[str]:
+    labels = _texts(axis.get_ticklabels())
+    label_text = axis.get_label().get_text().strip()
+    for twin in twins:  # a twinx/twiny axes shares one axis and its label
+        label_text = label_text or getattr(twin, f"{name}axis").get_label().get_text().strip()
+    problems = []
+    boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: (b.x0, b.y0))
+    for a, b in zip(boxes, boxes[1:]):
+        if a.overlaps(b):
+            problems.append(f"{name} tick labels overlap")
+            break
+    categorical = any(not _numeric(t.get_text()) for t in labels)
+    if labels and not label_text and not categorical:
+        problems.append(f"{name} axis has numbers but no label")
+    if label_text and len(labels) < 2 and not categorical:
+        problems.append(f"{name} axis '{label_text}' has fewer than 2 tick labels")
+    return problems
+
+
+def _numeric(text: str) -> bool:
+    cleaned = text.replace("\u2212", "-").replace("$", "").replace("\\mathdefault", "")
+    cleaned = cleaned.replace("{", "").replace("}", "").replace("^", "e").replace("\\times", "")
+    try:
+        float(cleaned.replace("10e", "1e"))
+        return True
+    except ValueError:
+        return any(ch.isdigit() for ch in cleaned) and not any(ch.isalpha() for ch in cleaned)
+
+
+def _has_data(ax) -> bool:
+    for line in ax.get_lines():
+        x, y = (np.asarray(v, float) for v in line.get_data())
+        if np.isfinite(x).any() and np.isfinite(y).any():
+            return True
+    if any(
+        p.get_width() != 0 or p.get_height() != 0 for p in ax.patches if hasattr(p, "get_width")
+    ):
+        return True
+    return any(len(c.get_offsets()) for c in ax.collections if hasattr(c, "get_offsets"))
+
+
+def figure_problems(fig: Figure) -> list[str]:
+    """What makes the figure hard to read (empty list: readable)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        where = f"axes {i} ('{ax.get_title()}')"
+        if not ax.axison:  # a text-only panel
+            if not _texts(ax.texts):
+                problems.append(f"{where}: hidden and without text")
+            continue
+        twins = [o for o in fig.axes if o is not ax and o.bbox.bounds == ax.bbox.bounds]
+        if not _has_data(ax) and not any(_has_data(t) for t in twins):
+            problems.append(f"{where}: empty")
+        for axis, name in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            problems += [f"{where}: {p}" for p in _axis_problems(ax, axis, name, renderer, twins)]
+    return problems
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """Record every figure saved during the test with its readability problems."""
+    seen: dict[str, list[str]] = {}
+    original = Figure.savefig
+
+    def savefig(self, fname, *args, **kwargs):
+        name = Path(str(fname)).name
+        seen[name] = figure_problems(self)
+        return original(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return seen
+
+
+def _assert_readable(seen: dict, expected: set[str]) -> None:
+    names = {n.split(".tmp")[0].lstrip(".").split(".png")[0] for n in seen}
+    missing = {e for e in expected if not any(e in n for n in names)}
+    assert not missing, f"not rendered: {missing} (saw {sorted(seen)})"
+    bad = {name: p for name, p in seen.items() if p}
+    assert not bad, bad
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    from atomspark.networks import rsgn
+    from atomspark.networks.vn import VNModel
+
+    d = tmp_path_factory.mktemp("models")
+    VNModel.random(12, [(16, 4)], lam=0.2, seed=0).save(d / "vn.npz")
+    cfg = rsgn.RSGNConfig(
+        mode="sparse", n_nodes=24, dim=2, d_hidden=8, d_in=6, n_classes=3, n_steps=3,
+        k_nearest=4, cutoff=0.2, affinity_rank=4,
+    )  # fmt: skip
+    rsgn.save_model(d / "rsgn.npz", rsgn.init_params(cfg, seed=0), cfg)
+    return d
+
+
+@pytest.mark.parametrize("kind", ["vn", "rsgn"])
+def test_profile_plots_are_readable(models, tmp_path, checked, kind):
+    from atomspark.scenarios.profile_run import profile_model
+
+    profile_model(models / f"{kind}.npz", "builtin:3", tmp_path, log=lambda s: None)
+    _assert_readable(checked, {"activity", "raster", "costs"})
+
+
+def test_costs_plot_of_several_runs_spanning_decades(models, tmp_path, checked):
+    from atomspark.mapping.costs import compare_costs
+    from atomspark.mapping.plots import plot_activity, plot_costs
+    from atomspark.scenarios.engine_runs import load_model, run_loaded
+    from atomspark.scenarios.profile_run import read_inputs
+
+    comparisons, runs = {}, {}
+    for kind in ("vn", "rsgn"):
+        loaded = load_model(models / f"{kind}.npz")
+        run = run_loaded(loaded, read_inputs("builtin:2", loaded), 300 if kind == "vn" else None)
+        runs[kind] = run
+        for label in (f"{kind.upper()} settle, long name", f"{kind.upper()} other variant"):
+            comparisons[label] = compare_costs(
+                run.graph, run.profile, "loihi2", "h100", n_samples=2, positions=run.positions
+            )
+    plot_costs(comparisons, tmp_path / "costs.png")
+    plot_activity(
+        runs["vn"].profile, tmp_path / "vn_activity.png", "VN", ("lazy", runs["vn"].profile)
+    )
+    _assert_readable(checked, {"costs", "vn_activity"})
+
+
+def test_training_metrics_plot(tmp_path, checked):
+    pytest.importorskip("torch")
+    from atomspark.networks.torch_path.training import plot_metrics
+
+    for task, extra in (("rsgn-sequence", {"activity": 0.5}), ("vn-dictionary", {"activity": 0.2})):
+        rows = [
+            {"type": "step", "step": s, "epoch": s // 4, "loss": 2.0 / s, "accuracy": s / 12, **extra}
+            for s in range(1, 13)
+        ] + [{"type": "eval", "step": 4 * e, "epoch": e, "loss": 1.0 / e, "accuracy": 0.3 * e, **extra}
+             for e in (1, 2, 3)]  # fmt: skip
+        path = tmp_path / f"{task}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        plot_metrics(path, tmp_path / f"{task}_metrics.png", task)
+    _assert_readable(checked, {"rsgn-sequence_metrics", "vn-dictionary_metrics"})
+
+
+def _report(kind: str, energies: list[float]) -> dict:
+    engine = {
+        "energy_per_sample_j": float(np.mean(energies)),
+        "per_sample_energy_j": energies,
+        "energy_source": "model: loihi2 engine counters + placement",
+        "accuracy": 0.5,
+        "reconstruction_error": 0.01,
+    }
+    torch_row = {**engine, "device": "cpu", "energy_source": "model (not measured): h100"}
+    del torch_row["per_sample_energy_j"]
+    torch_row["energy_per_sample_j"] = 2e-3
+    report = {
+        "model": {"kind": kind},
+        "samples": len(energies),
+        "hardware": {"neuromorphic": "loihi2"},
+        "backends": {"torch": torch_row, "engine_float": engine, "engine_fixed": dict(engine)},
+        "cutoff_sweep": [
+            {
+                "cutoff": c,
+                "accuracy": a,
+                "decision_agreement_vs_soft": 0.9,
+                "mean_active_fraction": f,
+                "energy_per_sample_j": e,
+            }
+            for c, a, f, e in [
+                (0.0, 0.5, 0.9, 2e-6),
+                (0.05, 0.5, 0.9, 2e-6),
+                (0.1, 0.52, 0.5, 1.9e-6),
+                (0.2, 0.4, 0.2, 1e-6),
+                (0.3, 0.3, 0.1, 0.8e-6),
+            ]
+        ],  # fmt: skip
+    }
+    return report
+
+
+@pytest.mark.parametrize("energies", [[3e-6] * 16, list(np.linspace(1e-6, 9e-6, 16))])
+def test_compare_plots_are_readable(tmp_path, checked, energies):
+    from atomspark.scenarios.compare_plots import (
+        plot_accuracy_energy,
+        plot_cutoff,
+        plot_energy_hist,
+    )
+
+    report = _report("rsgn", energies)
+    plot_accuracy_energy(report, "accuracy", tmp_path / "accuracy_vs_energy.png")
+    plot_energy_hist(report, tmp_path / "energy_per_sample.png")
+    plot_cutoff(report, tmp_path / "cutoff_sweep.png")
+    _assert_readable(checked, {"accuracy_vs_energy", "energy_per_sample", "cutoff_sweep"})
+
+
+def test_sweep_report_plot(tmp_path, checked):
+    from atomspark.scenarios.sweep_report import plot
+
+    groups = [
+        {"group": f"model.n_nodes={n}", "metrics": {"accuracy": {"mean": a, "std": 0.02,
+                                                               "values": [a - 0.01, a + 0.01]}}}
+        for n, a in ((16, 0.4), (32, 0.5), (64, 0.55))
+    ]  # fmt: skip
+    plot(groups, ["accuracy"], tmp_path / "report.png", "train sweep")
+    _assert_readable(checked, {"report"})
+
+
+def test_checker_catches_unreadable_figures():
+    """The checks can fail: overlapping tick labels, an unlabelled numeric axis, an empty panel."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.bar([f"a rather long category {i}" for i in range(6)], range(6))
+    problems = figure_problems(fig)
+    assert any("tick labels overlap" in p for p in problems)
+    assert any("y axis has numbers but no label" in p for p in problems)
+    fig2, ax2 = plt.subplots()
+    ax2.set_xlabel("x")
+    ax2.set_ylabel("y")
+    assert any("empty" in p for p in figure_problems(fig2))
+    plt.close("all")
