@@ -658,6 +658,7 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
                 "history": list(slow["history"]),
             },
         )
+        saved_at = step
 
     what = task if task != "rsgn-sequence" else f"{task} ({cfg['model']['kind']} model)"
     _say(
