@@ -210,12 +210,16 @@ def plot_activity(results: dict, path: Path = PLOT) -> Path | None:
             x, y = zip(*sorted(pts))
             label = "K = 0 (ignition, readout)" if k == 0 else f"K = {k} (propagation)"
             ax.plot([100 * v for v in x], [100 * v for v in y], "o-", label=label)
+    floor = results.get(("main", "hierarchical-floor-sklearn"))
+    if floor:
+        ax.axhline(100 * floor["best"]["accuracy"], color="grey", ls=":", label="mean-token floor")
+    ax.axhline(23.8, color="black", ls="--", lw=0.8, label="paper's RSGN (all nodes active)")
     if all(x > 0 for pts in series.values() for x, _ in pts):
         ax.set_xscale("log")
     ax.set_xlabel("active nodes, % (mean over ignition and every step)")
     ax.set_ylabel("best validation accuracy, %")
     ax.set_title("Sparse RSGN, hierarchical task (seed 42)")
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
