@@ -116,6 +116,7 @@ class DenseHardware:
     energy_per_flop: dict  # precision -> J
     energy_per_byte: float
     launch_overhead_s: float
+    busy_power_w: float = 0.0  # board power while kernels run (gpu_pricing's power model)
     sources: dict = field(default_factory=dict, repr=False, compare=False)
     kind: str = "dense"
 
@@ -322,5 +323,20 @@ def _dense(data: dict, rd: _Reader) -> DenseHardware:
         energy_per_flop={p: rd.number(eflop_sec, p, "energy_per_flop") for p in precisions},
         energy_per_byte=rd.number(data, "energy_per_byte", "dense"),
         launch_overhead_s=rd.number(data, "launch_overhead_s", "dense"),
+        busy_power_w=_busy_power(data, rd),
         sources=rd.sources,
     )
+
+
+def _busy_power(data: dict, rd: _Reader) -> float:
+    """busy_power_w if the file gives it, else TDP (the upper bound), recorded as such."""
+    if "busy_power_w" in data:
+        return rd.number(data, "busy_power_w", "dense")
+    tdp = float(data["tdp_w"]["value"])
+    rd.sources["dense.busy_power_w"] = {
+        "unit": "W",
+        "source": "not given: TDP used (upper bound)",
+        "estimate": True,
+        "derivation": "no busy-power figure in the hardware file",
+    }
+    return tdp

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from atomspark.sim.core import AtomsparkError, atomic_write_bytes, atomic_write_text
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "load_arrays", "save_arrays"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "load_arrays", "read_task", "save_arrays"]
 
 FORMAT_VERSION = 1
 _META_KEY = "__atomspark_meta__"
@@ -103,3 +103,17 @@ def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarra
             f"this atomspark reads version {FORMAT_VERSION}"
         )
     return arrays, meta
+
+
+def read_task(path: str | os.PathLike) -> dict | None:
+    """The training task config stored with a model (`train` writes it), or None (older files,
+    models saved without one). Lets profile/compare draw data from the model's own task."""
+    try:
+        with np.load(Path(path), allow_pickle=False) as data:
+            if _META_KEY not in data.files:
+                return None
+            meta = json.loads(data[_META_KEY].tobytes().decode("utf-8"))
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise AtomsparkError(f"model file {path}: unreadable ({exc})") from exc
+    task = meta.get("task")
+    return task if isinstance(task, dict) else None

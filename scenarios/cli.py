@@ -104,19 +104,28 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     require_torch("compare")
     from atomspark.scenarios.compare import compare
+    from atomspark.scenarios.model_task import task_samples
 
     require_int("--samples", args.samples, minimum=1)
     require_int("--steps", args.steps, minimum=1)
     if not Path(args.model).is_file():
         raise AtomsparkError(f"model {args.model}: no such file (give a model.npz from train)")
     data = args.data
-    if data is None:
+    own = None if data is not None or args.config else task_samples(args.model, None)
+    if own is not None:
+        x_val, y_val, what = own
+        n = args.samples or len(x_val)
+        data = (x_val[:n], None if y_val is None else y_val[:n])
+        print(f"[compare] data: {min(n, len(x_val))} samples of {what}")
+    elif data is None:
         from atomspark.networks.torch_path.config import load_config
         from atomspark.networks.torch_path.training import build_data
 
-        _, _, x_val, y_val, _ = build_data(load_config(builtin_config(args.config)))
+        config = args.config or "rsgn-sequence"
+        _, _, x_val, y_val, _ = build_data(load_config(builtin_config(config)))
         n = args.samples
         data = (x_val[:n], None if y_val is None else y_val[:n])
+        print(f"[compare] data: the model file stores no task; {config} validation split")
     device = None if args.device == "auto" else args.device
     report = compare(
         args.model,
@@ -174,6 +183,13 @@ def print_comparison(report: dict) -> None:
         f"[compare] agree: share of samples whose {decision} equals torch's (ref: torch is the "
         "reference)"
     )
+    if "gpu_fair" in report:
+        from atomspark.scenarios.gpu_side import format_rows
+
+        fair = report["gpu_fair"]
+        print(f"[compare] chip ({fair['chip_backend']}) vs the GPU's own algorithm:")
+        for line in format_rows(report["model"]["kind"].upper(), fair):
+            print(line)
     for row in report.get("cutoff_sweep") or []:
         acc = "n/a" if row.get("accuracy") is None else f"{row['accuracy']:.3f}"
         print(
@@ -339,8 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--data", help="an .npz with tokens/signals/x (and labels/y)")
     src.add_argument(
         "--config",
-        default="rsgn-sequence",
-        help="rebuild this training config's validation split (default)",
+        default=None,
+        help="rebuild this training config's validation split (default: the task stored in "
+        "the model file by train; rsgn-sequence for files without one)",
     )
     cmp.add_argument("--samples", type=int, default=16, help="validation samples to compare")
     cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")

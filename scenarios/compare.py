@@ -42,6 +42,8 @@ from atomspark.networks.vn.model import VNModel
 from atomspark.scenarios.compare_plots import plot_accuracy_energy, plot_cutoff, plot_energy_hist
 from atomspark.scenarios.engine_runs import concat_profiles
 from atomspark.scenarios.gpu_meter import measure
+from atomspark.scenarios.gpu_side import rsgn_gpu_side, vn_gpu_side
+from atomspark.scenarios.gpu_side_plots import plot_gpu_side
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_folder import prepare_run_folder
@@ -406,6 +408,14 @@ def compare(
                 "supported": False,
                 "reason": "hard top-k has no integer atom",
             }
+        fixed_ran = "energy_per_sample_j" in backends.get("engine_fixed", {})
+        chip_name = "engine_fixed" if fixed_ran else "engine_float"  # the chip runs fixed point
+        chip = backends[chip_name]
+        report["gpu_fair"] = vn_gpu_side(
+            model, x, codes_t, codes_q if chip_name == "engine_fixed" else codes_f, gpu,
+            chip["energy_per_sample_j"], chip["latency_per_sample_s"], torch_device,
+        )  # fmt: skip
+        report["gpu_fair"]["chip_backend"] = chip_name
     else:
         params, config = model
         scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
@@ -426,6 +436,11 @@ def compare(
                 "supported": False,
                 "reason": "the engine has no fixed-point RSGN node (LayerNorm, sigmoid)",
             }
+        report["gpu_fair"] = rsgn_gpu_side(
+            params, config, graph_e, x, gpu, entry["energy_per_sample_j"],
+            entry["latency_per_sample_s"], torch_device,
+        )  # fmt: skip
+        report["gpu_fair"]["chip_backend"] = "engine_float"
         if cutoffs:
             report["cutoff_sweep"] = rsgn_cutoff_sweep(
                 params, config, x, labels, scores_t, cutoffs, hardware, gpu
@@ -436,4 +451,11 @@ def compare(
     plot_energy_hist(report, out / "energy_per_sample.png")
     if "cutoff_sweep" in report:
         plot_cutoff(report, out / "cutoff_sweep.png")
+    fair = report["gpu_fair"]
+    plot_gpu_side(
+        {kind.upper(): fair},
+        {kind.upper(): backends[fair["chip_backend"]]["energy_per_sample_j"]},
+        f"{hardware} ({fair['chip_backend']})",
+        out / "chip_vs_gpu.png",
+    )
     return report

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import torch
 from atomspark.mapping.costs import CostComparison, compare_costs, price_dense
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs
@@ -19,18 +20,24 @@ from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
 from atomspark.scenarios.engine_runs import EngineRun, concat_profiles, run_rsgn
+from atomspark.scenarios.gpu_side import format_rows, rsgn_gpu_side, vn_gpu_side
+from atomspark.scenarios.gpu_side_plots import plot_gpu_side
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_folder import prepare_run_folder
 
+CPU = torch.device("cpu")  # where the GPU side's iteration counts are measured here
 VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
 GPU_BATCH = 256  # the GPU's throughput setting, priced beside batch 1 (latency)
 SETTLED_REL_ERROR = 1e-3
 SEND_ON_DELTA = 1e-3  # VN variant: an atom sends only when its unsent change exceeds this  # "settled": every code within this of the reference, relative to max |g|
 
 
-def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, object, Profile]:
+def vn_section(
+    seed: int, log: Callable[[str], None]
+) -> tuple[dict, Profile, object, Profile, dict]:
     """Learn a 2-layer VN on sparse synthetic data, settle test samples with the NumPy reference
-    and with the event engine, and compare the two."""
+    and with the event engine, and compare the two. The last item holds what the GPU side needs:
+    model, test inputs, reference codes, and the exact and send-on-delta engine codes."""
     data = sparse_dictionary_data(n=1500, dim=32, n_atoms=48, active=3, noise=0.01, seed=seed)
     train, test = data.signals[:1400], data.signals[1400:1416]
     model = VNModel.random(32, [(48, 16), (32, 8)], lam=[0.15, 0.1], seed=seed)
@@ -99,7 +106,11 @@ def vn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, Profile, ob
         f"{lazy['events_per_sample']:.0f} ({out['events_per_sample'] / max(lazy['events_per_sample'], 1):.0f}x "
         f"fewer), max relative code error {lazy['max_rel_error']:.1e}"
     )
-    return out, prof, graph, concat_profiles(delta_profiles)
+    chip_codes = [np.stack([o[l] for o in runs.outputs]) for l in range(len(ref.codes))]
+    delta_codes = [np.stack([o[l] for o in delta.outputs]) for l in range(len(ref.codes))]
+    gpu_inputs = {"model": model, "x": test, "reference": ref.codes, "chip": chip_codes,
+                  "send_on_delta": delta_codes}  # fmt: skip
+    return out, prof, graph, concat_profiles(delta_profiles), gpu_inputs
 
 
 def calibrate_thresholds(
@@ -125,13 +136,16 @@ def calibrate_thresholds(
     return params
 
 
-def rsgn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, dict[str, EngineRun]]:
+def rsgn_section(
+    seed: int, log: Callable[[str], None]
+) -> tuple[dict, dict[str, EngineRun], dict[str, tuple]]:
     """RSGN on the hierarchical task (untrained weights): the published configuration (dense, every
     node active) against the sparse one (k-nearest hyperbolic graph, event cutoff, thresholds
-    calibrated by homeostasis): activity and counted messages per propagation step."""
+    calibrated by homeostasis): activity and counted messages per propagation step. Also returns
+    each mode's (params, config, test tokens) for the GPU side."""
     data = hierarchical_sequences(n=32, seed=seed)
     calib, test = data.tokens[:16], data.tokens[16:]
-    out, runs = {}, {}
+    out, runs, models = {}, {}, {}
     for mode in ("published", "sparse"):
         # Sparse: thresholds may rise above the released 0.99 cap, since LayerNorm-ed states
         # (gain * ||h|| ~ 1.1) would otherwise fire every reached node whatever its threshold.
@@ -154,6 +168,7 @@ def rsgn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, dict[str,
         }
         t0 = time.perf_counter()
         runs[mode] = run_rsgn(params, cfg, test)
+        models[mode] = (params, cfg, test)
         out[mode]["engine_s_per_sequence"] = (time.perf_counter() - t0) / len(test)
         out[mode]["engine_vs_reference_max_score_error"] = float(
             np.abs(runs[mode].outputs - result.scores).max()
@@ -170,7 +185,7 @@ def rsgn_section(seed: int, log: Callable[[str], None]) -> tuple[dict, dict[str,
             f"{out[mode]['engine_vs_reference_max_score_error']:.1e}, "
             f"{out[mode]['engine_synops_per_sequence']:.0f} synaptic ops per sequence"
         )
-    return out, runs
+    return out, runs, models
 
 
 def run_demo(
@@ -185,8 +200,8 @@ def run_demo(
     (a new or empty folder, or a previous demo's with overwrite=True)."""
     load_hardware(hardware), load_hardware(gpu)  # name a bad preset before 30 s of work
     out = prepare_run_folder(out, "demo", "overwrite" if overwrite else "new")
-    vn, vn_profile, vn_graph, vn_delta_profile = vn_section(seed, log)
-    rs, rsgn_runs = rsgn_section(seed, log)
+    vn, vn_profile, vn_graph, vn_delta_profile, vn_gpu = vn_section(seed, log)
+    rs, rsgn_runs, rsgn_models = rsgn_section(seed, log)
     costs: dict[str, CostComparison] = {
         "VN settle": compare_costs(vn_graph, vn_profile, hardware, gpu, n_samples=vn["samples"]),
         "VN send-on-delta": compare_costs(
@@ -216,14 +231,20 @@ def run_demo(
         log(
             f"[cost] {name}: {chip.hardware} {chip.energy_per_sample_j * 1e6:.3g} uJ, "
             f"{chip.time_per_sample_s * 1e6:.3g} us per sample on {chip.cores_used} cores | "
-            f"{c.dense.hardware} dense equivalent (model), batch 1: {c.dense.energy_j * 1e6:.3g} uJ, "
+            f"{c.dense.hardware} dense at the chip's steps (old pricing), batch 1: "
+            f"{c.dense.energy_j * 1e6:.3g} uJ, "
             f"{c.dense.time_s * 1e6:.3g} us; batch {GPU_BATCH}: "
             f"{batched[name].energy_j * 1e6:.3g} uJ, {batched[name].time_s * 1e6:.3g} us per sample"
         )
+    sides = _gpu_sides(costs, gpu, vn_gpu, rsgn_models, rsgn_runs)
+    for name, side in sides.items():
+        for line in format_rows(name, side):
+            log(line)
     summary = {
         "seed": seed,
         "vn": vn,
         "rsgn": rs,
+        "gpu_fair": sides,
         "costs": {
             k: {**c.to_dict(), f"dense_batch_{GPU_BATCH}": batched[k].to_dict()}
             for k, c in costs.items()
@@ -238,8 +259,36 @@ def run_demo(
         variant=(f"send-on-delta {SEND_ON_DELTA:g}", _first_sample(vn_delta_profile, VN_STEPS)),
     )
     plot_costs(costs, out / "costs.png")
-    log(f"[demo] wrote {out}/summary.json, vn_profile.json, vn_activity.png, costs.png")
+    chip = {n: c.neuromorphic.energy_per_sample_j for n, c in costs.items()}
+    plot_gpu_side(sides, chip, hardware, out / "chip_vs_gpu.png")
+    log(
+        f"[demo] wrote {out}/summary.json, vn_profile.json, vn_activity.png, costs.png, "
+        "chip_vs_gpu.png"
+    )
     return summary
+
+
+def _gpu_sides(
+    costs: dict, gpu: str, vn_gpu: dict, rsgn_models: dict, rsgn_runs: dict
+) -> dict[str, dict]:
+    """Each workload against the GPU running its own algorithm on the same samples: joint FISTA
+    to the chip's accuracy for VN (exact and send-on-delta codes set different targets), the
+    published forward for RSGN (scenarios/gpu_side.py)."""
+    sides = {}
+    for name, c in costs.items():
+        chip = c.neuromorphic
+        e, t = chip.energy_per_sample_j, chip.time_per_sample_s
+        if name.startswith("VN"):
+            codes = vn_gpu["send_on_delta" if "delta" in name else "chip"]
+            sides[name] = vn_gpu_side(
+                vn_gpu["model"], vn_gpu["x"], vn_gpu["reference"], codes, gpu, e, t, CPU
+            )
+        else:
+            mode = name.split()[-1]
+            params, cfg, tokens = rsgn_models[mode]
+            graph = rsgn_runs[mode].graph
+            sides[name] = rsgn_gpu_side(params, cfg, graph, tokens, gpu, e, t, CPU)
+    return sides
 
 
 def _first_sample(profile: Profile, steps: int) -> Profile:

@@ -14,6 +14,7 @@ from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.model_io import atomic_write_text, load_npy
 from atomspark.scenarios.engine_runs import LoadedModel, load_model, run_loaded, runner_for
+from atomspark.scenarios.model_task import task_samples
 from atomspark.sim.engine import Engine
 from atomspark.sim.memory import require_memory
 from atomspark.sim.run_folder import prepare_run_folder
@@ -22,9 +23,17 @@ from atomspark.sim.validation import AtomsparkError, as_finite_array, require_in
 BUILTIN_PREFIX = "builtin:"
 
 
-def read_inputs(spec: str, loaded: LoadedModel, seed: int = 0) -> np.ndarray:
-    """Inputs from a .npy file, or `builtin:N` for N samples of the built-in data set that fits
-    the model (VN: sparse-dictionary signals; RSGN: hierarchical sequences). The layout is
+def read_inputs(
+    spec: str,
+    loaded: LoadedModel,
+    seed: int = 0,
+    model_path: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> np.ndarray:
+    """Inputs from a .npy file, or `builtin:N` for N samples of the model's own task (stored in
+    the model file by `train`: its validation split); for a model file without a task, N samples
+    of the built-in data set that fits the model (VN: sparse-dictionary signals; RSGN:
+    hierarchical sequences) at the generator's defaults, which the log says. The layout is
     checked against the model: VN (samples, d), RSGN (samples, length, d_in)."""
     if loaded.kind == "vn":
         layout, want = "(samples, d)", (None, loaded.model.input_dim)
@@ -39,6 +48,11 @@ def read_inputs(spec: str, loaded: LoadedModel, seed: int = 0) -> np.ndarray:
             ) from None
         if n < 1:
             raise AtomsparkError(f"--input {spec!r}: N must be >= 1")
+        own = None if model_path is None else task_samples(model_path, n)
+        if own is not None:
+            log(f"[profile] inputs: {n} samples of {own[2]}")
+            return own[0]
+        log(f"[profile] inputs: the model file stores no task; {n} samples at generator defaults")
         if loaded.kind == "vn":
             require_memory(f"--input {spec}", 8.0 * n * want[1] * 3, "use a smaller N")
             return sparse_dictionary_data(n=n, dim=loaded.model.input_dim, seed=seed).signals
@@ -80,7 +94,7 @@ def profile_model(
                 "omit --steps"
             )
         steps = require_int("--steps", steps, minimum=1)
-    data = read_inputs(inputs, loaded)
+    data = read_inputs(inputs, loaded, model_path=model_path, log=log)
     out = prepare_run_folder(out, "profile", "overwrite" if overwrite else "new")
     log(f"[profile] {loaded.kind} model {model_path}: {len(data)} sample(s) on the event engine")
     run = run_loaded(loaded, data, steps)
@@ -93,6 +107,7 @@ def profile_model(
         strategy=strategy,
         positions=run.positions,
     )
+    fair = _gpu_side(loaded, data, run, gpu, costs.neuromorphic, log)
     summary = run.profile.summary()
     result = {
         "model": str(model_path),
@@ -103,6 +118,7 @@ def profile_model(
         "synops_per_sample": summary["total_synops"] / run.n_samples,
         "mean_active_fraction": summary["mean_active_fraction"],
         "costs": costs.to_dict(),
+        "gpu_fair": fair,
     }
     run.profile.to_json(out / "profile.json")
     atomic_write_text(out / "costs.json", json.dumps(result, indent=2))
@@ -115,6 +131,12 @@ def profile_model(
     sizes = {p.name: p.size for p in first.graph.populations}
     plot_raster(first.event_log, sizes, out / "raster.png", "events of the first sample")
     plot_costs({loaded.kind: costs}, out / "costs.png")
+    if fair is not None:
+        from atomspark.scenarios.gpu_side_plots import plot_gpu_side
+
+        name, png = loaded.kind.upper(), out / "chip_vs_gpu.png"
+        chip_e = costs.neuromorphic.energy_per_sample_j
+        plot_gpu_side({name: fair}, {name: chip_e}, costs.neuromorphic.hardware, png)
     chip, dense = costs.neuromorphic, costs.dense
     log(
         f"[profile] events/sample {result['events_per_sample']:.0f}, synaptic ops/sample "
@@ -124,11 +146,29 @@ def profile_model(
     log(
         f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
         f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
-        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} dense equivalent (model), batch 1: "
+        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} dense equivalent of the chip's own steps "
+        f"(model, batch 1, one launch per projection and step: not a GPU user's algorithm): "
         f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us"
     )
     log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
     return result
+
+
+def _gpu_side(loaded: LoadedModel, data, run, gpu: str, chip, log) -> dict | None:
+    """The GPU running its own algorithm on the same samples (scenarios/gpu_side.py), or None
+    without torch (the dense equivalent of the chip's steps is then the only GPU figure)."""
+    try:
+        from atomspark.scenarios.gpu_side import format_rows, gpu_side_for_run
+    except ImportError:
+        log("[profile] torch is not installed: no GPU-side algorithm run (dense equivalent only)")
+        return None
+    fair = gpu_side_for_run(
+        loaded.kind, loaded.model, data, run.outputs, run.graph, gpu,
+        chip.energy_per_sample_j, chip.time_per_sample_s,
+    )  # fmt: skip
+    for line in format_rows(loaded.kind.upper(), fair):
+        log(line.replace("[gpu]", "[profile]"))
+    return fair
 
 
 def _first_sample_engine(loaded: LoadedModel, first: np.ndarray, steps: int | None) -> Engine:

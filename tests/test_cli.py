@@ -8,6 +8,7 @@ import pytest
 from atomspark.networks import rsgn
 from atomspark.networks.vn import VNModel
 from atomspark.scenarios.cli import main
+from atomspark.sim.validation import AtomsparkError
 
 
 @pytest.fixture
@@ -48,6 +49,29 @@ def test_profile_writes_costs_and_plots(model, request, tmp_path):
     assert chip["energy_per_sample_j"] == pytest.approx(chip["breakdown"]["total"])
     for png in ("activity.png", "raster.png", "costs.png"):
         assert (out / png).stat().st_size > 1000
+    if importlib.util.find_spec("torch"):  # the GPU's own algorithm on the same samples
+        assert len(costs["gpu_fair"]["rows"]) == 4 and "assumptions" in costs["gpu_fair"]
+        assert (out / "chip_vs_gpu.png").stat().st_size > 1000
+
+
+@pytest.mark.torch
+def test_builtin_inputs_come_from_the_models_stored_task(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from atomspark.networks.model_io import read_task
+    from atomspark.networks.torch_path.config import validate_config
+    from atomspark.networks.torch_path.training import build_data
+    from atomspark.scenarios.engine_runs import load_model
+    from atomspark.scenarios.profile_run import read_inputs
+
+    task = validate_config({"task": "vn-dictionary", "data": {"n": 40, "dim": 12, "n_atoms": 6}})
+    path = tmp_path / "vn.npz"
+    VNModel.random(12, [(16, 4)], lam=0.2, seed=0).save(path, task=task)
+    assert read_task(path) == json.loads(json.dumps(task))
+    x = read_inputs("builtin:3", load_model(path), model_path=path)
+    assert np.array_equal(x, build_data(task)[2][:3])  # the task's validation split
+    assert "model's own task (vn-dictionary" in capsys.readouterr().out
+    with pytest.raises(AtomsparkError, match="validation samples"):
+        read_inputs("builtin:500", load_model(path), model_path=path)
 
 
 def test_profile_reads_npy_inputs_and_rejects_bad_ones(vn_file, tmp_path, capsys):
@@ -179,8 +203,6 @@ def test_train_resume_and_compare(tmp_path, capsys):
             [
                 "compare",
                 str(out / "model.npz"),
-                "--config",
-                str(config),
                 "--samples",
                 "4",
                 "--out",
@@ -191,7 +213,14 @@ def test_train_resume_and_compare(tmp_path, capsys):
     )
     text = capsys.readouterr().out
     assert "engine_float" in text and "cutoff 0.3" in text
+    assert "samples of the model's own task (rsgn-sequence" in text  # stored by train
+    assert "GPU/chip energy" in text and "assumptions:" in text
     report = json.loads((cmp / "comparison.json").read_text())
+    rows = report["gpu_fair"]["rows"]
+    assert [(r["batch"] == 1, r["launches"]) for r in rows] == [
+        (True, "fused"), (False, "fused"), (True, "per-op"), (False, "per-op")
+    ]  # fmt: skip
+    assert (cmp / "chip_vs_gpu.png").stat().st_size > 0
     assert report["backends"]["engine_float"]["agreement_vs_torch"]["decision_agreement"] == 1.0
 
 

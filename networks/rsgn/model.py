@@ -299,14 +299,20 @@ def parameter_count(params: RSGNParams) -> int:
     return total
 
 
-def save_model(path: str | os.PathLike, params: RSGNParams, config: RSGNConfig) -> None:
-    """Write config and parameters to one versioned .npz (kind "rsgn"), atomically."""
+def save_model(
+    path: str | os.PathLike, params: RSGNParams, config: RSGNConfig, task: dict | None = None
+) -> None:
+    """Write config and parameters to one versioned .npz (kind "rsgn"), atomically; `task`: the
+    training config it was trained on (read back by model_io.read_task)."""
     validate_params(params, config)
     arrays = dict(params.dense_arrays())
     if params.edge_affinity is not None:
         g = params.edge_affinity
         arrays.update(graph_indptr=g.indptr, graph_indices=g.indices, graph_data=g.data)
-    save_arrays(path, MODEL_KIND, arrays, {"config": config.to_meta()})
+    meta = (
+        {"config": config.to_meta()} if task is None else {"config": config.to_meta(), "task": task}
+    )
+    save_arrays(path, MODEL_KIND, arrays, meta)
 
 
 def load_model(path: str | os.PathLike) -> tuple[RSGNParams, RSGNConfig]:

@@ -415,8 +415,9 @@ def _evaluate(module, cfg, x, y, extra, device, dtype) -> dict:
     }
 
 
-def _export(module, task: str, path: Path) -> None:
-    """Write the final model as the NumPy reference's model file (loadable by the simulator)."""
+def _export(module, task: str, path: Path, cfg: dict | None = None) -> None:
+    """Write the final model as the NumPy reference's model file (loadable by the simulator),
+    with the training config stored in it (profile/compare draw data from that task)."""
     if task == "rsgn-sequence" and not hasattr(module, "config"):  # a baseline: its state dict
         arrays = {
             k: v.detach().to("cpu", torch.float64).numpy() for k, v in module.state_dict().items()
@@ -424,9 +425,9 @@ def _export(module, task: str, path: Path) -> None:
         np.savez(path, **arrays)
     elif task == "rsgn-sequence":
         params, rc = rsgn_from_torch(module.to(torch.float64))
-        save_model(path, params, rc)
+        save_model(path, params, rc, task=cfg)
     else:
-        vn_from_torch(module.to(torch.float64)).save(path)
+        vn_from_torch(module.to(torch.float64)).save(path, task=cfg)
 
 
 # ----- run folder, resume rules, interrupts ----------------------------------------------------
@@ -748,6 +749,6 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
         ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
     ev = {**ev, **best_validation(metrics_path), "numerics": numerics}
     plot_metrics(metrics_path, out / "metrics.png", task)
-    _export(module, task, out / "model.npz")
+    _export(module, task, out / "model.npz", cfg)
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
     return TrainResult(out, step, ev, out / "model.npz", task)

@@ -145,11 +145,12 @@ def prox(v: torch.Tensor, threshold, topk: int | None) -> torch.Tensor:
     return out if topk is None else keep_top_k(out, topk)
 
 
-def _energy_change(g, z, G, b, lam: float) -> torch.Tensor:
-    """E(z) - E(g) per row of 1/2 g^T G g - b^T g + lam ||g||_1, without forming E."""
+def _energy_change(g, z, G, b, lam: float | torch.Tensor) -> torch.Tensor:
+    """E(z) - E(g) per row of 1/2 g^T G g - b^T g + lam ||g||_1, without forming E; lam is a
+    number or a per-code (K,) tensor."""
     dz = z - g
     smooth = (dz * (0.5 * _matvec(z + g, G) - b)).sum(1)
-    return smooth + lam * (z.abs().sum(1) - g.abs().sum(1))
+    return smooth + (lam * (z.abs() - g.abs())).sum(1)
 
 
 def proximal_descent(

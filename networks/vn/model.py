@@ -177,8 +177,9 @@ class VNModel:
         )
         return VNModel(layers)
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model to one versioned file (kind "vn")."""
+    def save(self, path: str | os.PathLike, task: dict | None = None) -> None:
+        """Write the model to one versioned file (kind "vn"); `task`: the training config it
+        was trained on (read back by model_io.read_task)."""
         arrays = {}
         for i, layer in enumerate(self.layers):
             arrays[f"S_{i}"] = layer.S
@@ -189,6 +190,8 @@ class VNModel:
             "topk": self.layers[-1].topk,
             "dtype": str(self.dtype),
         }
+        if task is not None:
+            meta["task"] = task
         save_arrays(path, MODEL_KIND, arrays, meta)
 
     @classmethod
