@@ -49,10 +49,43 @@ GRADED_MESSAGE_BITS = 24  # Loihi 2 graded spike payload used for VN change even
 LAVA_PROCESS = {"lif": "LIF", "vn": "VNAtom", "rsgn": "RSGNNodes"}
 FLOAT_TOLERANCE = 1e-9  # max |Lava - reference| per output in float (summation order only)
 SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
+# Processes Intel's lava-loihi maps to neurocores; others have only CPU (Python) models here, so
+# Loihi2HwCfg runs them on the host (its documented fallback to a PyProcModel).
+NEUROCORE_PROCESSES = ("LIF", "Sparse")
+
+
+def hardware_run_config(net: LavaNet) -> dict:
+    """What a Loihi user would select to run the bundle on the chip, and what is known about it.
+    Written into metadata.json; never executed here (no Loihi 2 system, no lava-loihi)."""
+    procs = sorted({LAVA_PROCESS[p.model] for p in net.populations} | {"Sparse"})
+    host = [p for p in procs if p not in NEUROCORE_PROCESSES]
+    return {
+        "run_config": "lava.magma.core.run_configs.Loihi2HwCfg",
+        "select_tag": SELECT_TAG[net.arithmetic],
+        "run_condition": "RunSteps(num_steps=N)",
+        "command": "python run_bundle.py --steps N --loihi2",
+        "requires": "Intel lava-loihi (INRC) and a Loihi 2 system (e.g. Kapoho Point)",
+        "neurocore_processes": [p for p in procs if p in NEUROCORE_PROCESSES],
+        "host_processes": host,
+        "deployable_on_chip": net.arithmetic == "fixed" and not host,
+        "tested": False,
+        "note": (
+            "untested: atomspark has no Loihi hardware or lava-loihi. "
+            + (
+                f"{', '.join(host)} have only Python ProcessModels (no neurocore microcode), so "
+                "Loihi2HwCfg would run them on the host CPU, not on the chip."
+                if host
+                else "LIF and Sparse have neurocore models in lava-loihi."
+            )
+            + ("" if net.arithmetic == "fixed" else " Float arithmetic does not run on the chip.")
+        ),
+    }
 
 _ENTRY_SOURCE = '''"""Run this atomspark Lava bundle: python run_bundle.py --steps N [--out outputs.npz].
 
 Needs lava-nc 0.10 and atomspark (for the VNAtom ProcessModels) in the running environment.
+--loihi2: run on a Loihi 2 system with Loihi2HwCfg (needs Intel's lava-loihi extension and
+access to a Loihi 2 system; UNTESTED by atomspark, see metadata.json "hardware_run").
 """
 
 import sys
@@ -169,21 +202,25 @@ def _connect_rsgn(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -> N
     flags.a_out.connect(tgt.flag_in)
 
 
-def run_lava(net: LavaNet, steps: int, select_tag: str | None = None) -> dict[str, np.ndarray]:
-    """Run on Loihi2SimCfg for `steps`; returns each population's (steps, size) output."""
+def run_lava(
+    net: LavaNet, steps: int, select_tag: str | None = None, loihi2: bool = False
+) -> dict[str, np.ndarray]:
+    """Run on Loihi2SimCfg (loihi2: Loihi2HwCfg, a Loihi 2 system through lava-loihi;
+    untested here) for `steps`; returns each population's (steps, size) output."""
     steps = require_int("steps", steps, minimum=1)
     tag = select_tag or SELECT_TAG[net.arithmetic]
     rsgn = [p.name for p in net.populations if p.model == "rsgn"]
     if rsgn and tag != SELECT_TAG["float"]:
         raise AtomsparkError(f"select_tag {tag!r} for {rsgn}: {RSGN_NOT_FIXED}")
     from lava.magma.core.run_conditions import RunSteps
-    from lava.magma.core.run_configs import Loihi2SimCfg
+    from lava.magma.core.run_configs import Loihi2HwCfg, Loihi2SimCfg
 
+    cfg = Loihi2HwCfg(select_tag=tag) if loihi2 else Loihi2SimCfg(select_tag=tag)
     with tempfile.TemporaryDirectory(prefix="atomspark_lava_") as tmp:
         built = build_lava(net, steps, tmp)
         first = next(iter(built["procs"].values()))
         try:
-            first.run(condition=RunSteps(num_steps=steps), run_cfg=Loihi2SimCfg(select_tag=tag))
+            first.run(condition=RunSteps(num_steps=steps), run_cfg=cfg)
         finally:
             first.stop()
         return {name: np.load(Path(tmp) / f"{name}.npy") for name in built["recorders"]}
@@ -365,6 +402,7 @@ def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
         "populations": pops,
         "projections": conns,
         "weights_sha256": hashlib.sha256((out / WEIGHTS_FILE).read_bytes()).hexdigest(),
+        "hardware_run": hardware_run_config(net),
     }
     atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
     atomic_write_text(out / ENTRY_FILE, _ENTRY_SOURCE)
@@ -451,9 +489,16 @@ def run_bundle_cli(bundle_dir: Path, argv: list[str]) -> int:
     parser.add_argument(
         "--verify", action="store_true", help="compare with the engine and the NumPy reference"
     )
+    parser.add_argument(
+        "--loihi2",
+        action="store_true",
+        help="run on a Loihi 2 system (Loihi2HwCfg, needs lava-loihi; untested by atomspark)",
+    )
     args = parser.parse_args(argv)
     net = load_bundle(bundle_dir)
-    outputs = run_lava(net, args.steps)
+    if args.loihi2:
+        print(f"[bundle] Loihi2HwCfg: {hardware_run_config(net)['note']}")
+    outputs = run_lava(net, args.steps, loihi2=args.loihi2)
     for name, count in event_counts(net, outputs).items():
         print(f"{name}: {count} events in {args.steps} steps")
     if args.out is not None:

@@ -49,6 +49,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
         steps=args.steps,
         frac_bits=args.frac_bits,
         overwrite=args.overwrite,
+        report=args.report,
+        hardware=args.hardware,
     )
     return 0
 
@@ -325,6 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--steps", type=int, default=100, help="steps for verification/quantisation")
     exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
+    exp.add_argument(
+        "--report",
+        action="store_true",
+        help="deployment report: per core compartments, synapses, memory, axons vs the limits",
+    )
+    exp.add_argument("--hardware", default="loihi2", help="chip the --report checks against")
     exp.add_argument("--out", default="results/export", help="output folder")
     _add_overwrite(exp, "export")
     exp.set_defaults(func=_cmd_export)

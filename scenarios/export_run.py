@@ -43,8 +43,11 @@ def export_model(
     frac_bits: int = 12,
     log: Callable[[str], None] = print,
     overwrite: bool = False,
+    report: bool = False,
+    hardware: str = "loihi2",
 ) -> dict:
-    """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`."""
+    """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
+    `report`: also write deployment.json (per-core use against `hardware`'s limits)."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -57,6 +60,8 @@ def export_model(
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     if fixed:
         graph, result["quantization"] = _quantize(loaded, graph, steps, frac_bits, log)
+    if report:
+        result["deployment"] = _deployment(loaded, graph, hardware, out, log)
     if to == "lava":
         from atomspark.mapping.lava_export import export_lava
 
@@ -87,6 +92,19 @@ def export_model(
         )
     atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
     return result
+
+
+def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log) -> dict:
+    """deployment.json and its table: does this graph fit the chip, core by core."""
+    from atomspark.mapping.deployment import deployment_report
+
+    positions = loaded.model[0].positions if loaded.kind == "rsgn" else None
+    rep = deployment_report(graph, hardware, positions=positions)
+    atomic_write_text(out / "deployment.json", json.dumps(rep.to_dict(), indent=2))
+    for line in rep.lines():
+        log(line)
+    log(f"[deploy] wrote {out}/deployment.json")
+    return {"fits": rep.fits, "cores": len(rep.cores), "problems": rep.problems}
 
 
 def _quantize(loaded: LoadedModel, graph: Graph, steps: int, frac_bits: int, log) -> tuple:
