@@ -81,6 +81,7 @@ def hardware_run_config(net: LavaNet) -> dict:
         ),
     }
 
+
 _ENTRY_SOURCE = '''"""Run this atomspark Lava bundle: python run_bundle.py --steps N [--out outputs.npz].
 
 Needs lava-nc 0.10 and atomspark (for the VNAtom ProcessModels) in the running environment.
