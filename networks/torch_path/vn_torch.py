@@ -150,7 +150,9 @@ def _energy_change(g, z, G, b, lam: float | torch.Tensor) -> torch.Tensor:
     number or a per-code (K,) tensor."""
     dz = z - g
     smooth = (dz * (0.5 * _matvec(z + g, G) - b)).sum(1)
-    return smooth + (lam * (z.abs() - g.abs())).sum(1)
+    if isinstance(lam, torch.Tensor):  # per-code lam (joint FISTA over all layers)
+        return smooth + (lam * (z.abs() - g.abs())).sum(1)
+    return smooth + lam * (z.abs().sum(1) - g.abs().sum(1))  # the reference's rounding order
 
 
 def proximal_descent(
