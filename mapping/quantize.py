@@ -297,3 +297,65 @@ def vn_quantization_report(graph: Graph, fixed_graph: Graph, steps: int) -> VNQu
         wraps=int(prof_q.wraps.sum()),
         clips=int(prof_q.clips.sum()),
     )
+
+
+def _mantissa_shift(value: float, bits: int = 12) -> tuple[int, int]:
+    """value ~= mant * 2**-shift with a `bits`-bit mantissa (value > 0)."""
+    shift = bits - 1 - int(np.floor(np.log2(value)))
+    mant = int(round(value * 2.0**shift))
+    if mant >= 2**bits:
+        mant, shift = mant >> 1, shift - 1
+    if shift < 0:
+        raise AtomsparkError(f"value {value}: too large for a {bits}-bit mantissa and a shift")
+    return mant, shift
+
+
+def quantize_rsgn_graph(graph: Graph) -> Graph:
+    """A float RSGN graph (networks.rsgn_compile) -> the engine's integer RSGN graph
+    (sim/units_rsgn_fixed.py): the projection W as 8-bit mantissas (weight_exp 0, the node shifts
+    its summed message by m_shift), W_h as 8-bit mantissas, thresholds / alpha / gains in Q.12,
+    states and biases in Q.10, 1/T as a 12-bit mantissa and shift."""
+    from atomspark.sim import units_rsgn_fixed as rf
+    from atomspark.sim.units_rsgn import RSGNNodeParams
+
+    if not isinstance(graph, Graph) or len(graph.populations) != 1:
+        raise AtomsparkError("graph: expected one population of RSGN nodes (compile_rsgn)")
+    pop, (proj,) = graph.populations[0], graph.projections
+    par = pop.params
+    if not isinstance(par, RSGNNodeParams):
+        raise AtomsparkError(f"{pop.name}: expected RSGN nodes, got {type(par).__name__}")
+    qa, qh = 2.0**rf.ALPHA_FRAC, 2.0**rf.H_FRAC
+    w = quantize_weights(_dense_weights(proj))
+    if w.weight_exp > 0:
+        raise AtomsparkError("projection: weights above 255 need a left shift (not modelled)")
+    wh = quantize_weights(np.asarray(par.w_h, np.float64))
+    if wh.weight_exp > 0:
+        raise AtomsparkError("w_h: entries above 255 need a left shift (not modelled)")
+    st = par.init_state(pop.size)
+    inv_t_mant, inv_t_shift = _mantissa_shift(1.0 / float(par.temperature))
+    nodes = rf.RSGNFixedParams(
+        thresholds=np.round(np.broadcast_to(par.kernel_arrays.thresholds, (pop.size,)) * qa).astype(
+            np.int64
+        ),
+        w_h_mant=wh.mantissa,
+        w_h_shift=-wh.weight_exp,
+        b_h=np.round(np.asarray(par.b_h) * qh).astype(np.int64),
+        ln_gain=np.round(np.asarray(par.ln_gain) * qa).astype(np.int64),
+        ln_bias=np.round(np.asarray(par.ln_bias) * qh).astype(np.int64),
+        pool=par.pool,
+        m_shift=-w.weight_exp,
+        signal_gain=int(round(float(par.signal_gain) * qa)),
+        inv_t_mant=inv_t_mant,
+        inv_t_shift=inv_t_shift,
+        cutoff=int(np.floor(float(par.cutoff) * qa)),
+        layer_norm_eps=max(1, int(round(float(par.layer_norm_eps) * 2.0 ** (2 * rf.H_FRAC)))),
+        event_rule=bool(par.event_rule),
+        alpha_init=np.round(st["alpha"] * qa).astype(np.int64),
+        h_init=np.round(st["h"] * qh).astype(np.int64),
+    )
+    n_tgt, n_src = proj.shape  # keep every stored synapse (zero mantissas included)
+    sources = np.repeat(np.arange(n_src), np.diff(proj.indptr))
+    targets = proj.indices.astype(np.int64)
+    mant = sp.csr_matrix((w.mantissa[targets, sources], (targets, sources)), shape=proj.shape)
+    fixed_pop = Population(pop.name, pop.size, nodes)
+    return Graph([fixed_pop], [Projection(proj.source, proj.target, mant)])

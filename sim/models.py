@@ -155,3 +155,5 @@ RSGN = register(
         accepts_input=False,  # ignition is the initial state (alpha, h)
     )
 )
+
+from atomspark.sim import units_rsgn_fixed  # noqa: E402, F401  (registers "rsgn_fixed")
