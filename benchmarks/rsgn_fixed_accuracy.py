@@ -32,10 +32,11 @@ from tqdm import tqdm
 
 CONFIGS = Path(__file__).resolve().parents[1] / "scenarios" / "configs"
 SMALL = {  # reduced from the paper's sizes so that training fits a shared 2-core CPU
-    "epochs": 4,
+    "epochs": 3,
+    "batch_size": 32,
     "device": "cpu",
-    "data": {"n": 1200},
-    "model": {"n_nodes": 64, "d_hidden": 32},
+    "data": {"n": 600},
+    "model": {"n_nodes": 32, "d_hidden": 16, "affinity_rank": 8},
 }
 
 
