@@ -197,6 +197,7 @@ def _base_unit(where: str, key: str) -> str | None:
         return {
             "tdp_w": "W",
             "idle_power_w": "W",
+            "busy_power_w": "W",
             "bandwidth_bytes_per_s": "B/s",
             "energy_per_byte": "J",
             "launch_overhead_s": "s",
