@@ -100,14 +100,15 @@ def markdown(groups: list[dict], columns: list[str], summary: dict) -> str:
     lines = [
         f"# Sweep report: {summary['kind']} grid {summary['grid']}",
         "",
-        f"Written {summary['written']}. Cells computed by:",
+        f"Written {summary['written']}. "
+        + ("Cells computed by:" if summary["runs"] else "No cell has been computed yet."),
         "",
         *[_run_line(run) for run in summary["runs"]],
-        "",
+        *([""] if summary["runs"] else []),
         "Each entry: mean ± sample standard deviation over the finished seeds of the group "
         "(n - 1; a single seed shows no ±). wall_s: the cell's last attempt, on a shared machine.",
         "",
-        "| group | cells done/failed/not run | " + " | ".join(columns) + " |",
+        "| " + " | ".join(["group", "cells done/failed/not run", *columns]) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
     for g in groups:
