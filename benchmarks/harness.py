@@ -124,11 +124,14 @@ def format_table(rows: Sequence[dict], columns: Sequence[str] | None = None) -> 
     return "\n".join(lines)
 
 
-def parse_args(description: str) -> argparse.Namespace:
-    """--quick (small sizes, few repeats) and --out (results folder) for every benchmark."""
+def parse_args(description: str, extra: Callable | None = None) -> argparse.Namespace:
+    """--quick (small sizes, few repeats) and --out (results folder) for every benchmark;
+    extra(parser) adds a benchmark's own options."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for JSON and PNG files")
+    if extra is not None:
+        extra(ap)
     return ap.parse_args()
 
 
@@ -167,3 +170,29 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     """Least-squares slope of log y against log x (the empirical scaling exponent)."""
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     return float(np.polyfit(lx, ly, 1)[0])
+
+
+def pin_one_thread() -> None:
+    """One thread for every peer (BLAS, OpenMP, Numba, torch): call before importing them."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def load_average() -> list[float]:
+    """1, 5 and 15 minute load averages (the machine may be shared: stated with every timing)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def memory_bandwidth(n: int = 20_000_000, repeats: int = 5) -> dict:
+    """Single-thread memory bandwidth, STREAM style on arrays far larger than the caches: copy
+    (16 bytes moved per element: read + write) and add (24 bytes), best of `repeats`, GB/s."""
+    a, b, c = np.ones(n), np.ones(n), np.empty(n)
+    best = {"copy": 0.0, "add": 0.0}
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.copyto(c, a)
+        best["copy"] = max(best["copy"], 16 * n / (time.perf_counter() - t0) / 1e9)
+        t0 = time.perf_counter()
+        np.add(a, b, out=c)
+        best["add"] = max(best["add"], 24 * n / (time.perf_counter() - t0) / 1e9)
+    return {"copy_GBps": round(best["copy"], 2), "add_GBps": round(best["add"], 2), "threads": 1}

@@ -79,11 +79,31 @@ def cuba_network(config: CubaConfig | None = None) -> CubaNetwork:
     """Draw the random connectivity and the initial voltages (uniform between reset and threshold)."""
     cfg = config or CubaConfig()
     rng = np.random.default_rng(cfg.seed)
+    if cfg.n > DENSE_DRAW_LIMIT:
+        return _sparse_cuba_network(cfg, rng)
     mask = rng.random((cfg.n, cfg.n)) < cfg.p_conn  # mask[i, j]: synapse i -> j
     np.fill_diagonal(mask, False)
     v0 = rng.random(cfg.n) * cfg.threshold
     pre, post = np.nonzero(mask)
     return CubaNetwork(cfg, pre.astype(np.int64), post.astype(np.int64), v0)
+
+
+DENSE_DRAW_LIMIT = 10_000  # above this many neurons an n x n random mask would not fit memory
+
+
+def _sparse_cuba_network(cfg: CubaConfig, rng: np.random.Generator) -> CubaNetwork:
+    """The same random graph law without an n x n mask (large networks): each neuron's number
+    of targets is Binomial(n - 1, p_conn), the targets are drawn without replacement."""
+    counts = rng.binomial(cfg.n - 1, cfg.p_conn, cfg.n)
+    pre = np.repeat(np.arange(cfg.n, dtype=np.int64), counts)
+    post = np.empty(pre.size, np.int64)
+    start = 0
+    for i, c in enumerate(counts):
+        picks = rng.choice(cfg.n - 1, c, replace=False)
+        post[start : start + c] = np.sort(picks + (picks >= i))  # skip the self loop
+        start += c
+    v0 = rng.random(cfg.n) * cfg.threshold
+    return CubaNetwork(cfg, pre, post, v0)
 
 
 def cuba_graph(net: CubaNetwork, dtype: str = "float64") -> Graph:

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from atomspark.mapping.hardware import load_hardware
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -54,7 +55,14 @@ def _check_costs(entry):
     nm = entry["costs"]["neuromorphic"]
     parts = {k: v for k, v in nm["breakdown"].items() if k != "total"}
     assert all(v >= 0 for v in parts.values())
-    assert sum(parts.values()) == pytest.approx(nm["energy_per_sample_j"], rel=1e-12)
+    hw = load_hardware(nm["hardware"])
+    # static energy is power x time: per-core static power x cores used x time per sample
+    assert parts["static"] == pytest.approx(
+        hw.static_power_per_core_w * nm["cores_used"] * nm["time_per_sample_s"], rel=1e-12
+    )
+    # synaptic energy prices whole synaptic operations (a count per run of all samples)
+    ops = parts["synaptic_ops"] / hw.energy.synop * nm["n_samples"]
+    assert ops > 0 and ops == pytest.approx(round(ops), abs=1e-6)
     assert entry["energy_per_sample_j"] == nm["energy_per_sample_j"] > 0
     assert entry["latency_per_sample_s"] > 0
     assert len(entry["per_sample_energy_j"]) > 0 and min(entry["per_sample_energy_j"]) > 0

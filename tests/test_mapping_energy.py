@@ -95,12 +95,16 @@ def test_dense_cost_roofline():
     compute = dense_cost(1e12, 1e6, hw, "fp32", n_launches=0)
     assert compute.bound == "compute"
     assert compute.time_s == pytest.approx(1e12 / 19.5e12)
-    # compute-bound at peak: dynamic + idle = TDP x time
+    # compute-bound at peak the board draws its TDP: energy = power x time (the 1 MB of traffic
+    # adds its own energy per byte on top)
     assert compute.energy_j == pytest.approx(
-        1e12 * hw.energy_per_flop["fp32"]
-        + 1e6 * hw.energy_per_byte
-        + hw.idle_power_w * compute.time_s
+        hw.tdp_w * compute.time_s + 1e6 * hw.energy_per_byte, rel=1e-9
     )
+    for name in ("a100", "h100"):  # every precision of every GPU: TDP at its peak rate
+        gpu = load_hardware(name)
+        for precision in gpu.energy_per_flop:
+            peak = dense_cost(1e13, 0.0, gpu, precision, n_launches=0)
+            assert peak.energy_j / peak.time_s == pytest.approx(gpu.tdp_w, rel=1e-6)
     memory = dense_cost(1e6, 1e10, hw, "fp32", n_launches=3)
     assert memory.bound == "memory"
     assert memory.time_s == pytest.approx(

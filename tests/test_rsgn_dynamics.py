@@ -170,6 +170,29 @@ def test_messages_grow_with_active_nodes_not_n(mode):
         assert counts == [5 * 31, 5 * 127]
 
 
+@pytest.mark.parametrize("mode", ["published", "sparse"])
+def test_messages_per_active_node_do_not_grow_with_n_under_the_models_own_activity(mode):
+    """The same token sequences through networks of N and 4N nodes, activity as the model's own
+    dynamics make it (ignition, propagation, pools, cutoff): in the sparse mode the messages per
+    sending node stay bounded by the k-nearest degree, in the published mode they are N - 1."""
+    per_sender, activity = [], []
+    for n in (48, 192):
+        extra = dict(k_nearest=6, cutoff=0.3, temperature=0.25) if mode == "sparse" else {}
+        cfg = RSGNConfig(mode=mode, **{**SMALL, "n_nodes": n}, **extra)
+        p = init_params(cfg, 7)
+        x = _tokens(b=3)
+        prop = forward(p, cfg, x).propagation
+        a0 = ignition(p, cfg, x)
+        senders = np.concatenate([[(a0 > cfg.cutoff).sum(axis=1)], prop.active[:-1]])
+        per_sender.append(prop.messages.sum() / senders.sum())
+        activity.append(prop.active.mean() / n)
+    if mode == "sparse":
+        assert 0.0 < min(activity) and max(activity) < 0.5  # sparse by the model's own dynamics
+        assert per_sender[1] < 1.5 * per_sender[0]  # not 4x: cost follows activity, not N
+    else:
+        assert per_sender == [47.0, 191.0]  # all-to-all
+
+
 def test_published_dynamics_keep_every_node_active():
     """The released model's caveat: with T = 1 and thresholds <= 0.99 every activation is at least
     sigmoid(-0.99) after one step, so all nodes pass the 0.01 gate (activity 1.0)."""

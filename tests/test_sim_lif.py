@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from atomspark.scenarios.cuba import CubaConfig, brian2_cuba, cuba_graph, cuba_network
@@ -170,6 +172,9 @@ def test_profile_round_trip_and_determinism(tmp_path):
     assert np.array_equal(adj.toarray() != 0, w.T != 0)
 
 
+CUBA_RATE_TOL = 0.04  # measured agreement with Brian2 is 1-3 %
+
+
 @pytest.mark.slow
 def test_cuba_rate_matches_brian2():
     b2 = pytest.importorskip("brian2")
@@ -183,7 +188,12 @@ def test_cuba_rate_matches_brian2():
     prof = Engine(cuba_graph(net)).run(net.config.steps(t_sim))
     rate = prof.events.sum() / n / t_sim
     assert brian_rate > 1.0
-    assert abs(rate - brian_rate) / brian_rate < 0.10, (rate, brian_rate)
+    assert abs(rate - brian_rate) / brian_rate < CUBA_RATE_TOL, (rate, brian_rate)
+    # the tolerance is tight enough to notice a model error: without the 5 ms refractory
+    # period the engine's rate is ~8 % higher and fails it
+    no_refr = dataclasses.replace(net, config=dataclasses.replace(net.config, refractory=0.0))
+    wrong = Engine(cuba_graph(no_refr)).run(net.config.steps(t_sim)).events.sum() / n / t_sim
+    assert abs(wrong - brian_rate) / brian_rate > CUBA_RATE_TOL, (wrong, brian_rate)
     assert prof.synops.sum() == sum(
         int(c) * d for c, d in zip(prof.unit_events[0], np.bincount(net.pre, minlength=n))
     )

@@ -178,6 +178,28 @@ def test_learn_dictionary_recovers_planted_atoms():
     assert out.epoch_energy[-1] < 0.6 * out.epoch_energy[0]
 
 
+@pytest.mark.slow
+def test_learn_dictionary_recovers_an_overcomplete_dictionary():
+    """K = 30 atoms in d = 20 dimensions (1.5x overcomplete, so the atoms are not orthogonal
+    and no basis explains the data): every planted atom is found."""
+    rng = np.random.default_rng(0)
+    d, K, N, nonzeros = 20, 30, 800, 3
+    D = unit_columns(rng.standard_normal((d, K)))
+    codes = np.zeros((N, K))
+    for n in range(N):
+        idx = rng.choice(K, nonzeros, replace=False)
+        codes[n, idx] = rng.choice([-1.0, 1.0], nonzeros) * rng.uniform(0.5, 1.5, nonzeros)
+    data = codes @ D.T + 0.01 * rng.standard_normal((N, d))
+    model = VNModel.random(d, [(K, 1)], lam=0.1, seed=1)
+    out = learn_dictionary(
+        model, data, epochs=30, batch_size=100, rho_S=5.0,
+        settle_kwargs=dict(tol=1e-4, max_iter=300),
+    )  # fmt: skip
+    cosine = np.abs(D.T @ out.model.layers[0].S)
+    assert np.mean(cosine.max(axis=1) > 0.95) >= 0.9
+    assert np.mean(np.abs(D.T @ model.layers[0].S).max(axis=1) > 0.95) < 0.2
+
+
 def test_hebb_rejects_bad_inputs(rng):
     model = VNModel.random(6, [(4, 3)], seed=0)
     x = rng.standard_normal((2, 6))
