@@ -25,28 +25,37 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 @dataclass(frozen=True)
 class Timing:
-    """Median, min and max of `repeats` timed calls made after `warmup` untimed ones (seconds)."""
+    """Median, min and max of `repeats` timed calls made after `warmup` untimed ones (seconds),
+    wall clock; cpu_median: the median CPU time of the process over the same calls. On a shared
+    machine CPU time is the fairer figure for one-thread code (it leaves out the time the
+    process waited for a core); Brian2's standalone main loop reports CPU time too."""
 
     median: float
     minimum: float
     maximum: float
     repeats: int
     warmup: int
+    cpu_median: float = float("nan")
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
 
 def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> Timing:
-    """Time fn() with time.perf_counter; warm-up calls (Numba compilation, caches) are excluded."""
+    """Time fn() with time.perf_counter (and time.process_time); warm-up calls (Numba
+    compilation, caches) are excluded."""
     for _ in range(warmup):
         fn()
-    samples = []
+    samples, cpu = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
         samples.append(time.perf_counter() - t0)
-    return Timing(statistics.median(samples), min(samples), max(samples), repeats, warmup)
+        cpu.append(time.process_time() - c0)
+    return Timing(
+        statistics.median(samples), min(samples), max(samples), repeats, warmup,
+        statistics.median(cpu),
+    )  # fmt: skip
 
 
 def time_once(fn: Callable[[], object]) -> tuple[float, object]:
