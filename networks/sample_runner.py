@@ -67,15 +67,18 @@ class SampleRunner:
         return self.engine
 
 
-def vn_runner(model, mask=None, h_top=None, event_threshold: float = 0.0) -> SampleRunner:
+def vn_runner(
+    model, mask=None, h_top=None, event_threshold: float = 0.0, eta: float | None = None
+) -> SampleRunner:
     """Runner of a VNModel's settle: graph built once, each sample x (d,) sets layer 0's drive
-    (and the top layer's when h_top is given); outputs are the final codes per layer."""
+    (and the top layer's when h_top is given); outputs are the final codes per layer. mask,
+    h_top and eta are shared by the samples (as compile_vn_model takes them)."""
     layers = getattr(model, "layers", None)
     if not layers:
         raise AtomsparkError(f"model: expected a VNModel with layers, got {type(model).__name__}")
     d = layers[0].S.shape[0]
     graph = compile_vn_model(
-        model, np.zeros(d), mask=mask, h_top=h_top, event_threshold=event_threshold
+        model, np.zeros(d), mask=mask, h_top=h_top, eta=eta, event_threshold=event_threshold
     )
     S = [as_finite_array("S", ly.S, ndim=2) for ly in layers]
     U = [as_finite_array("U", ly.U, ndim=2) for ly in layers]

@@ -93,3 +93,13 @@ def test_reset_copies_the_state_it_is_given(vn):
     eng.reset({"vn_layer0": {"drive": drive, "g": drive}})
     eng.run(5)
     assert np.array_equal(drive, np.ones(24))  # the engine ran on its own copy
+
+
+def test_vn_runner_with_a_mask_and_eta_equals_a_graph_per_sample(vn):
+    model, x = vn
+    mask = np.arange(16) % 3 != 0
+    runs = vn_runner(model, mask=mask, eta=0.05).run(x[:2], STEPS)
+    for i, row in enumerate(x[:2]):
+        eng = Engine(compile_vn_model(model, row, mask=mask, eta=0.05))
+        _same_profile(runs.profiles[i], eng.run(STEPS))
+        assert runs.outputs[i][0].tobytes() == eng.state["vn_layer0"]["g"].tobytes()

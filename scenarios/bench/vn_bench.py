@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import (
     VNModel,
     drive,
@@ -30,9 +31,7 @@ from atomspark.networks.vn import (
     step_size,
     unit_columns,
 )
-from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.engine_runs import concat_profiles
-from atomspark.sim.engine import Engine
 
 SETTLE_CHUNK = 256  # samples per settle call
 
@@ -119,16 +118,20 @@ class VNBench:
         converged = settle(
             self.model, x, mask=None if observed.all() else observed, tol=1e-9, max_iter=20 * steps
         ).codes[0]
-        profiles, graph = [], None
+        profiles, graph = [None] * x.shape[0], None
         codes, reference = np.zeros_like(converged), np.zeros_like(converged)
         t0 = time.perf_counter()
+        groups: dict[bytes, list[int]] = {}  # rows sharing a mask share one compiled graph
         for i in range(x.shape[0]):
-            G = gram(layer.S, None, observed[i])
-            eta = float(step_size(G))
-            graph = compile_vn_model(self.model, x[i], mask=observed[i], eta=eta)
-            eng = Engine(graph)
-            profiles.append(eng.run(steps))
-            codes[i] = eng.state[graph.populations[0].name]["g"]
+            groups.setdefault(np.asarray(observed[i]).tobytes(), []).append(i)
+        for rows in groups.values():
+            mask = observed[rows[0]]
+            eta = float(step_size(gram(layer.S, None, mask)))
+            runner = vn_runner(self.model, mask=mask, eta=eta)
+            runs = runner.run(x[rows], steps)
+            for i, prof, out in zip(rows, runs.profiles, runs.outputs):
+                profiles[i], codes[i] = prof, out[0]
+            graph = runner.graph
         wall = time.perf_counter() - t0
         for i in range(x.shape[0]):
             G = gram(layer.S, None, observed[i])
