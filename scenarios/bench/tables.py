@@ -119,7 +119,8 @@ def cost_lines(models: dict) -> list[str]:
                 f"{c['engine_steps']} steps) | {c['chip']['energy_j_per_sample'] * 1e6:.3g} | "
                 f"{c['chip']['time_s_per_sample'] * 1e6:.3g} | {c['events_per_sample']:.3g} "
                 f"events, {c['synops_per_sample']:.3g} synops, active "
-                f"{c['active_fraction_mean_over_steps']:.3f} |"
+                f"{c['active_fraction_mean_over_steps']:.3f}; codes within "
+                f"{c['engine_vs_converged_settle_max_rel_error']:.1g} of the converged settle |"
             )
             d = c["dense_equivalent_gpu_batch1"]
             lines.append(
