@@ -4,14 +4,16 @@ each kind trained end to end by `train`."""
 import json
 
 import pytest
-import torch
-from atomspark.networks.torch_path.baselines import (
+
+torch = pytest.importorskip("torch")  # the Lava environment has no torch
+
+from atomspark.networks.torch_path.baselines import (  # noqa: E402
     KINDS,
     build_baseline,
     local_strided_mask,
     n_parameters,
 )
-from atomspark.networks.torch_path.training import train
+from atomspark.networks.torch_path.training import train  # noqa: E402
 
 
 @pytest.mark.parametrize(

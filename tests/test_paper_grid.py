@@ -6,12 +6,14 @@ import json
 
 import matplotlib.image
 import pytest
-import torch
-from atomspark.networks.torch_path.baselines import n_parameters
-from atomspark.networks.torch_path.training import build_model
-from atomspark.scenarios import paper_grid, paper_tables
-from atomspark.scenarios.sweep_cell import execute_cell
-from atomspark.scenarios.sweep_grid import Cell
+
+torch = pytest.importorskip("torch")  # the Lava environment has no torch
+
+from atomspark.networks.torch_path.baselines import n_parameters  # noqa: E402
+from atomspark.networks.torch_path.training import build_model  # noqa: E402
+from atomspark.scenarios import paper_grid, paper_tables  # noqa: E402
+from atomspark.scenarios.sweep_cell import execute_cell  # noqa: E402
+from atomspark.scenarios.sweep_grid import Cell  # noqa: E402
 
 PAPER_PARAMETERS = {  # the paper's tables and ablation (RSGN), the released notebook (baselines)
     "hierarchical-transformer-seed42": 403_348,
