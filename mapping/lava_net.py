@@ -35,8 +35,9 @@ from atomspark.sim.validation import AtomsparkError
 MODELS = ("lif", "vn", "rsgn")
 ARITHMETIC = ("float", "fixed")
 RSGN_NOT_FIXED = (
-    "RSGN nodes have no fixed-point (bit-accurate) model: the soft threshold, LayerNorm and "
-    "divisive normalisation are exported in float only (select_tag 'floating_pt')"
+    "RSGN bundles have no fixed-point model yet: the integer RSGN unit (sim/units_rsgn_fixed.py, "
+    "Lava process RSGNFixedNodes) is not wired into bundles; export RSGN in float (select_tag "
+    "'floating_pt')"
 )
 
 

@@ -434,7 +434,10 @@ def compare(
         if fixed_point:
             backends["engine_fixed"] = {
                 "supported": False,
-                "reason": "the engine has no fixed-point RSGN node (LayerNorm, sigmoid)",
+                "reason": (
+                    "the integer RSGN unit (sim/units_rsgn_fixed.py) is not wired into compare "
+                    "yet; float vs fixed: benchmarks/rsgn_fixed_accuracy.py"
+                ),
             }
         report["gpu_fair"] = rsgn_gpu_side(
             params, config, graph_e, x, gpu, entry["energy_per_sample_j"],

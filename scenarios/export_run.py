@@ -109,7 +109,10 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
 
 def _quantize(loaded: LoadedModel, graph: Graph, steps: int, frac_bits: int, log) -> tuple:
     if loaded.kind != "vn":
-        raise AtomsparkError("--fixed: RSGN nodes have no fixed-point model (export in float)")
+        raise AtomsparkError(
+            "--fixed: RSGN bundles have no fixed-point model yet (the integer unit "
+            "sim/units_rsgn_fixed.py is not wired into export); export in float"
+        )
     from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
 
     fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
