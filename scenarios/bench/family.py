@@ -91,7 +91,9 @@ class Family:
     models(sizes, data) -> ordered {model name: factory(device) -> BenchModel}, VN first;
     random_hidden(rng, n, sizes) -> (n, d) bool masks like the masked task's, for training
     baselines as masked denoisers; bytes_needed(sizes) -> peak memory estimate of one cell;
-    plots(results, cells, out) -> paths of family-specific figures (optional).
+    plots(results, cells, out) -> paths of family-specific figures (optional);
+    extra_metrics(model, data) -> {metric title: {split: value}} beyond the two tasks (optional;
+    e.g. nbody's rollout error, mnist-comp's component recovery), tabulated after the tasks.
     """
 
     name: str
@@ -103,6 +105,7 @@ class Family:
     random_hidden: Callable[[np.random.Generator, int, object], np.ndarray]
     bytes_needed: Callable[[object], float]
     plots: Callable[[dict, list[dict], object], list] | None = None
+    extra_metrics: Callable[[object, BenchData], dict[str, dict[str, float]]] | None = None
 
 
 def override_sizes(sizes, overrides: dict[str, str] | None):

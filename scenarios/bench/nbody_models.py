@@ -80,5 +80,7 @@ class BodyTransformer(nn.Module):
 
     def forward(self, tokens, context, present):
         ctx = context[:, None, :].expand(-1, tokens.shape[1], -1)
-        h = self.encoder(self.embed(torch.cat([tokens, ctx], dim=-1)), src_key_padding_mask=~present)
+        h = self.encoder(
+            self.embed(torch.cat([tokens, ctx], dim=-1)), src_key_padding_mask=~present
+        )
         return self.decode(h) * present[..., None]

@@ -14,6 +14,8 @@ from atomspark.sim.validation import AtomsparkError
 FAMILY_MODULES = {
     "fn1d": "atomspark.scenarios.bench.fn1d",
     "bumps2d": "atomspark.scenarios.bench.bumps2d",
+    "nbody": "atomspark.scenarios.bench.nbody",
+    "mnist-comp": "atomspark.scenarios.bench.mnist_comp",
 }
 
 

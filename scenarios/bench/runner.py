@@ -177,6 +177,8 @@ def run_cell(
         "train_loadavg": os.getloadavg()[0],
         **evaluate(model, data, keep_examples),
     }
+    if family.extra_metrics is not None:
+        cell["extra_metrics"] = family.extra_metrics(model, data)
     if model.kind == "vn":
         n = engine_samples or getattr(size, "engine_samples", 4)
         sample = data.splits["id"].head(n)

@@ -37,6 +37,11 @@ def aggregate(cells: list[dict], manifest: dict, model_order: list[str]) -> dict
             },
             "cost": group[0].get("cost"),
         }
+        if "extra_metrics" in group[0]:
+            entry["extra_metrics"] = {
+                title: {s: mean_std([c["extra_metrics"][title][s] for c in group]) for s in cols}
+                for title, cols in group[0]["extra_metrics"].items()
+            }
         if "vn_stats" in group[0]:
             entry["active_atoms_mean"] = {
                 s: mean_std([c["vn_stats"][s]["active_atoms_mean"] for c in group]) for s in splits
@@ -83,6 +88,7 @@ def markdown(results: dict) -> str:
             row = [_pm(m["metrics"][task][s]) for s in splits]
             lines.append(f"| {name} | " + " | ".join(row) + " |")
         lines.append("")
+    lines += extra_metric_lines(models)
     lines += [
         "## Parameters and measured times",
         "",
@@ -99,6 +105,20 @@ def markdown(results: dict) -> str:
     if results.get("missing_cells"):
         lines += ["Missing cells: " + ", ".join(results["missing_cells"]), ""]
     return "\n".join(lines)
+
+
+def extra_metric_lines(models: dict) -> list[str]:
+    """One table per family-specific metric (Family.extra_metrics), models with it as rows."""
+    titles = dict.fromkeys(t for m in models.values() for t in m.get("extra_metrics", {}))
+    lines = []
+    for title in titles:
+        rows = {n: m["extra_metrics"][title] for n, m in models.items() if title in m.get("extra_metrics", {})}
+        cols = list(next(iter(rows.values())))
+        lines += [f"## {title}", "", "| model | " + " | ".join(cols) + " |",
+                  "|---|" + "---:|" * len(cols)]
+        lines += [f"| {n} | " + " | ".join(_pm(r[c]) for c in cols) + " |" for n, r in rows.items()]
+        lines.append("")
+    return lines
 
 
 def cost_lines(models: dict) -> list[str]:
