@@ -112,10 +112,18 @@ def extra_metric_lines(models: dict) -> list[str]:
     titles = dict.fromkeys(t for m in models.values() for t in m.get("extra_metrics", {}))
     lines = []
     for title in titles:
-        rows = {n: m["extra_metrics"][title] for n, m in models.items() if title in m.get("extra_metrics", {})}
+        rows = {
+            n: m["extra_metrics"][title]
+            for n, m in models.items()
+            if title in m.get("extra_metrics", {})
+        }
         cols = list(next(iter(rows.values())))
-        lines += [f"## {title}", "", "| model | " + " | ".join(cols) + " |",
-                  "|---|" + "---:|" * len(cols)]
+        lines += [
+            f"## {title}",
+            "",
+            "| model | " + " | ".join(cols) + " |",
+            "|---|" + "---:|" * len(cols),
+        ]
         lines += [f"| {n} | " + " | ".join(_pm(r[c]) for c in cols) + " |" for n, r in rows.items()]
         lines.append("")
     return lines
