@@ -113,7 +113,9 @@ def sizes(quick: bool) -> MnistCompSizes:
             engine_samples=1,
             engine_steps=300,
         )
-    return MnistCompSizes(n_train=2000, n_test=200, vn_atoms=200, vn_epochs=3, baseline_epochs=10)
+    return MnistCompSizes(
+        n_train=1000, n_test=100, vn_atoms=150, vn_epochs=2, baseline_epochs=6, engine_samples=2
+    )
 
 
 def random_hidden(rng: np.random.Generator, n: int, sizes=None) -> np.ndarray:

@@ -158,7 +158,9 @@ def sizes(quick: bool) -> NBodySizes:
             engine_samples=1,
             engine_steps=300,
         )
-    return NBodySizes(n_train=500, n_test=50, vn_atoms=200, vn_epochs=4, baseline_epochs=10)
+    return NBodySizes(
+        n_train=150, n_test=25, vn_atoms=128, vn_epochs=2, baseline_epochs=6, engine_samples=2
+    )
 
 
 def random_hidden(rng: np.random.Generator, n: int, sizes=None) -> np.ndarray:
