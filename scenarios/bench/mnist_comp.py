@@ -165,7 +165,7 @@ def models(s: MnistCompSizes, data: BenchData) -> dict:
             partial(ConvAutoencoder28, channels=s.conv_channels), train, NOISE, device, "ConvAE"
         ),
         "VAE": lambda device: TorchBench(
-            partial(MLPVAE, dim=DIM, hidden=s.dense_hidden, latent=s.vae_latent),
+            partial(MLPVAE, dim=DIM, hidden=s.dense_hidden, latent=s.vae_latent, beta=1e-3),
             train,
             NOISE,
             device,
