@@ -103,6 +103,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_TASKS = {"vn": "vn-dictionary", "rsgn": "rsgn-sequence"}
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     require_torch("compare")
     from atomspark.scenarios.compare import compare
@@ -122,8 +125,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     elif data is None:
         from atomspark.networks.torch_path.config import load_config
         from atomspark.networks.torch_path.training import build_data
+        from atomspark.scenarios.engine_runs import model_kind
 
-        config = args.config or "rsgn-sequence"
+        # default: the built-in task of the model's kind (a VN model is not an RSGN task)
+        config = args.config or DEFAULT_TASKS.get(model_kind(args.model), "rsgn-sequence")
         _, _, x_val, y_val, _ = build_data(load_config(builtin_config(config)))
         n = args.samples
         data = (x_val[:n], None if y_val is None else y_val[:n])
@@ -365,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         default=None,
         help="rebuild this training config's validation split (default: the task stored in "
-        "the model file by train; rsgn-sequence for files without one)",
+        "the model file by train; otherwise the built-in task of the model's kind: "
+        "vn-dictionary for VN, rsgn-sequence for RSGN)",
     )
     cmp.add_argument("--samples", type=int, default=16, help="validation samples to compare")
     cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")

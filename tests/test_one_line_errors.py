@@ -189,3 +189,15 @@ def test_hardware_json_unit_is_honoured(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(data))
     with pytest.raises(AtomsparkError, match=r"'energy.synop': unit 'pW' is not J"):
         load_hardware(tmp_path / "bad.json")
+
+
+@pytest.mark.torch
+def test_compare_takes_the_task_from_the_model_kind(files, tmp_path, capsys):
+    """A VN model is compared on the VN task by default (it used to get the RSGN task)."""
+    pytest.importorskip("torch")
+    vn12 = tmp_path / "vn12.npz"
+    VNModel.random(12, [(16, 8)], seed=0).save(vn12)
+    argv = ["compare", str(vn12), "--samples", "2", "--steps", "40", "--no-fixed"]
+    assert main([*argv, "--out", str(tmp_path / "cmp")]) == 0
+    assert "recon err" in capsys.readouterr().out
+    one_line(capsys, ["compare", str(files / "vn.npz"), "--samples", "2"], "does not match")
