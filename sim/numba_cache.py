@@ -41,6 +41,19 @@ def choose_cache_dir(defaults: Sequence[Path], fallback: Path) -> tuple[str, Pat
     return "off", None
 
 
+def configure_matplotlib_cache() -> None:
+    """Point Matplotlib's config/cache folder (MPLCONFIGDIR) at a private temporary folder when
+    its default (~/.config/matplotlib) is not writable, instead of its two-line warning."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    if writable_folder(os.path.join(base, "matplotlib")):
+        return
+    fallback = Path(tempfile.gettempdir()) / f"atomspark-matplotlib-{os.getuid()}"
+    if writable_folder(fallback) and os.stat(fallback).st_uid == os.getuid():
+        os.environ["MPLCONFIGDIR"] = str(fallback)
+
+
 def configure_numba_cache() -> None:
     """Make `@njit(cache=True)` safe to import: pick a writable cache folder or disable caching."""
     import numba
