@@ -83,12 +83,21 @@ def _lif_node(pop: Population, unsupported: list[str]):
 add_hook("lif", "nir", _lif_node)  # the other models leave as boundary nodes
 
 
-def to_nir(graph: Graph) -> tuple[nir.NIRGraph, list[str]]:
-    """Build the nir.NIRGraph of `graph` and the list of what it could not express."""
+def to_nir(
+    graph: Graph, inputs: tuple[str, ...] = (), outputs: tuple[str, ...] = ()
+) -> tuple[nir.NIRGraph, list[str]]:
+    """Build the nir.NIRGraph of `graph` and the list of what it could not express.
+
+    inputs: populations whose external input (Engine.run's `inputs`, added to the synaptic
+    current of the same step) becomes a graph input `<pop>.ext` (nir.Input); outputs:
+    populations whose spikes become a graph output `<pop>.spikes` (nir.Output). NIR consumers
+    such as nirtorch need both to run a graph."""
     import nir
 
     if not isinstance(graph, Graph):
         raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
+    for name in (*inputs, *outputs):
+        graph.population(name)  # one-line error for an unknown name
     nodes: dict = {}
     edges: list[tuple[str, str]] = []
     unsupported: list[str] = []
@@ -133,15 +142,29 @@ def to_nir(graph: Graph) -> tuple[nir.NIRGraph, list[str]]:
             edges.append((name, dst_of[proj.target]))
         if proj.channel != 0:
             unsupported.append(f"{name}: targets input channel {proj.channel}; NIR has one channel")
+    for name in inputs:
+        shape = np.array([graph.population(name).size])
+        nodes[f"{name}.ext"] = nir.Input(input_type={"input": shape})
+        edges.append((f"{name}.ext", dst_of[name]))
+    for name in outputs:
+        shape = np.array([graph.population(name).size])
+        nodes[f"{name}.spikes"] = nir.Output(output_type={"output": shape})
+        edges.append((src_of[name], f"{name}.spikes"))
     meta = {"atomspark_unsupported": "\n".join(unsupported), "dt_steps": 1.0}
     return nir.NIRGraph(nodes=nodes, edges=edges, metadata=meta), unsupported
 
 
-def export_nir(graph: Graph, path: str | os.PathLike) -> NIRExportReport:
-    """Write `graph` as a NIR (HDF5) file; the report lists what NIR could not express."""
+def export_nir(
+    graph: Graph,
+    path: str | os.PathLike,
+    inputs: tuple[str, ...] = (),
+    outputs: tuple[str, ...] = (),
+) -> NIRExportReport:
+    """Write `graph` as a NIR (HDF5) file; the report lists what NIR could not express.
+    inputs/outputs: graph input and output ports, as in `to_nir`."""
     import nir
 
-    nir_graph, unsupported = to_nir(graph)
+    nir_graph, unsupported = to_nir(graph, inputs, outputs)
     path = os.fspath(path)
     tmp = f"{path}.tmp"
     nir.write(tmp, nir_graph)

@@ -64,6 +64,13 @@ def test_unsupported_features_are_listed_not_dropped(rng):
     assert "lif: refractory period of 2 steps" in text
 
 
+def test_graph_ports_name_existing_populations(rng):
+    nir_graph, _ = to_nir(_mixed_graph(rng), inputs=("drive",), outputs=("lif",))
+    assert ("drive.ext", "drive") in nir_graph.edges and ("lif", "lif.spikes") in nir_graph.edges
+    with pytest.raises(AtomsparkError, match="'nope': not in the graph"):
+        to_nir(_mixed_graph(rng), inputs=("nope",))
+
+
 def test_corrupt_nir_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "bad.nir"
     bad.write_bytes(b"not hdf5")
