@@ -28,6 +28,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 NAME = "standin"
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(atomspark.networks.__file__)) + os.sep
+# The virtual environments live in the repository root too (tools/setup.sh): torch's own frames
+# there are not atomspark's.
+_ENVIRONMENTS = tuple(_PACKAGE_ROOT + venv + os.sep for venv in (".venv", ".venv-lava"))
 aten = torch.ops.aten
 
 # Ops that make the host wait for the device on CUDA.
@@ -99,7 +102,8 @@ def _source_line() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(_PACKAGE_ROOT) and f"{os.sep}tests{os.sep}" not in name:
+        inside = name.startswith(_PACKAGE_ROOT) and not name.startswith(_ENVIRONMENTS)
+        if inside and f"{os.sep}tests{os.sep}" not in name:
             return f"{name[len(_PACKAGE_ROOT) :]}:{frame.f_lineno}"
         frame = frame.f_back
     return "<outside atomspark>"
