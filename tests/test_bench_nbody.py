@@ -8,7 +8,10 @@ import json
 
 import numpy as np
 import pytest
-from atomspark.scenarios.bench import nbody_physics as phys
+
+pytest.importorskip("torch")  # the bench package imports its torch runner (Python 3.11 env)
+
+from atomspark.scenarios.bench import nbody_physics as phys  # noqa: E402
 from atomspark.scenarios.bench.nbody_data import SPLITS, make_split
 
 ENERGY_TOLERANCE = 1e-2  # max relative energy error over 20 steps of dt = 0.1 at 20 substeps
