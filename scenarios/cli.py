@@ -12,6 +12,7 @@ from atomspark.sim.validation import AtomsparkError, require_int
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    require_torch("demo")  # its GPU side runs the torch path's own algorithm
     from atomspark.scenarios.demo import run_demo
 
     run_demo(

@@ -97,6 +97,7 @@ def test_generator_puts_signal_exactly_where_the_layout_says(monkeypatch):
     np.testing.assert_array_equal(np.abs(ds.tokens).sum(-1) > 0, expected)
 
 
+@pytest.mark.torch
 def test_one_data_set_and_split_for_every_run_seed():
     """As in the released notebook: the run seed (42, 43, 44) changes the model's initialisation
     and the batch order, not the data or the 80/20 split (data.seed, data.split_seed)."""

@@ -82,6 +82,8 @@ def one_line(capsys, argv: list[str], *needles: str) -> str:
     ],
 )
 def test_cli_bad_input_is_one_line(files, capsys, argv, needles):
+    if argv[0] in ("demo", "compare"):  # without torch these say "needs PyTorch" (tested below)
+        pytest.importorskip("torch")
     one_line(capsys, [a.replace("{d}", str(files)) for a in argv], *needles)
 
 
@@ -201,3 +203,17 @@ def test_compare_takes_the_task_from_the_model_kind(files, tmp_path, capsys):
     assert main([*argv, "--out", str(tmp_path / "cmp")]) == 0
     assert "recon err" in capsys.readouterr().out
     one_line(capsys, ["compare", str(files / "vn.npz"), "--samples", "2"], "does not match")
+
+
+def test_torch_commands_without_torch_are_one_line(capsys, monkeypatch):
+    """In an environment without PyTorch (the Lava one), demo and compare name what is missing."""
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "torch" else real_find_spec(name, *a),
+    )
+    for argv in (["demo"], ["compare", "missing.npz"]):
+        one_line(capsys, argv, "needs PyTorch", ".venv/bin/atomspark")
