@@ -208,6 +208,18 @@ def test_resume_keeps_one_row_per_step_and_extends_the_cosine(training, tmp_path
 
 
 @pytest.mark.torch
+def test_resume_names_a_checkpoint_from_an_older_schedule_format(training, tmp_path):
+    import torch
+
+    training.train(_cfg(), tmp_path, progress=False, max_steps=2)
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    state["scheduler"] = {"T_max": 6, "eta_min": 0.0, "last_epoch": 2}  # a CosineAnnealingLR's
+    torch.save(state, tmp_path / "checkpoint.pt")
+    with pytest.raises(AtomsparkError, match="older atomspark.*--overwrite"):
+        training.train(_cfg(), tmp_path, resume=True, progress=False)
+
+
+@pytest.mark.torch
 def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path):
     pytest.importorskip("torch")
     config = tmp_path / "long.toml"

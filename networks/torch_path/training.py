@@ -615,6 +615,11 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
     step, epoch, pos, order = 0, 0, 0, None
     if state is not None:
         if opt is not None:
+            if "lr_lambdas" not in (state.get("scheduler") or {}):
+                raise AtomsparkError(
+                    f"checkpoint {out / CHECKPOINT}: written by an older atomspark (its learning-"
+                    "rate schedule has another format); train again with --overwrite"
+                )
             opt.load_state_dict(state["optimizer"])
             sched.load_state_dict(state["scheduler"])
             slow["baseline"] = DeviceRewardBaseline(device, **state["baseline"])
