@@ -1,13 +1,18 @@
-"""Accuracy cost of RSGN's Loihi fixed point: float vs integer event engine on the same data.
+"""Accuracy cost of RSGN's Loihi fixed point, on trained models: float vs integer event engine on
+the same validation sequences.
 
-For each paper task (hierarchical, long-range) a SMALL RSGN (published configuration, reduced
-sizes and epochs: no full-size trained model is available here) is trained with `train` (or the
-model.npz already in the run folder is reused), then every validation sequence runs on the event
-engine twice: float nodes (sim/units_rsgn.py) and integer nodes (quantize_rsgn_graph,
-sim/units_rsgn_fixed.py). The readout sum_j alpha_j h_j -> classes is done on the host in float
-from each run's final state. Writes docs/results/rsgn_fixed/accuracy.json (date, machine, load).
+Each trained RSGN run (a `train` folder or a finished sweep cell with model.npz) is read with the
+task it was trained on (stored in model.npz, else the sweep cell's settings), and every
+validation sequence of that task runs on the event engine twice: float nodes
+(sim/units_rsgn.py) and integer nodes (mapping/quantize.quantize_rsgn_graph ->
+sim/units_rsgn_fixed.py, the arithmetic of the Lava fixed_pt process). The readout
+sum_j alpha_j h_j -> classes is done on the host in float from each run's final state, so the
+difference is the node arithmetic alone. With no folder given, every finished RSGN cell of the
+paper grids under results/sweeps/ is evaluated. Results accumulate in
+docs/results/rsgn_fixed/accuracy.json (one row per run; --overwrite recomputes) with a plot
+beside it.
 
-    python benchmarks/rsgn_fixed_accuracy.py [--out docs/results/rsgn_fixed] [--runs results/rsgn_fixed]
+    python benchmarks/rsgn_fixed_accuracy.py [RUN ...] [--samples N] [--out docs/results/rsgn_fixed]
 """
 
 from __future__ import annotations
@@ -16,101 +21,182 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.quantize import quantize_rsgn_graph
-from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.model_io import atomic_write_text, read_task
 from atomspark.networks.rsgn.model import load_model
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
-from atomspark.networks.torch_path.config import load_config
-from atomspark.networks.torch_path.training import build_data, train
+from atomspark.networks.torch_path.config import validate_config
+from atomspark.networks.torch_path.training import build_data
 from atomspark.sim.engine import Engine
+from atomspark.sim.units_rsgn_fixed import ALPHA_FRAC, H_FRAC
+from atomspark.sim.validation import AtomsparkError
 from tqdm import tqdm
 
-CONFIGS = Path(__file__).resolve().parents[1] / "scenarios" / "configs"
-SMALL = {  # reduced from the paper's sizes so that training fits a shared 2-core CPU
-    "epochs": 3,
-    "batch_size": 32,
-    "device": "cpu",
-    "data": {"n": 600},
-    "model": {"n_nodes": 32, "d_hidden": 16, "affinity_rank": 8},
-}
+SWEEPS = Path("results") / "sweeps"
+PAPER_GRIDS = "rsgn-paper-*"
 
 
-def _merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for k, v in extra.items():
-        out[k] = _merge(out.get(k, {}), v) if isinstance(v, dict) else v
-    return out
+def task_of(run: Path) -> dict:
+    """The training config a run was trained on: stored in its model.npz, else its sweep cell's
+    settings (cells finished before models carried their task)."""
+    task = read_task(run / "model.npz")
+    if task is None:
+        from atomspark.scenarios.sweep_cell import settings_file
+
+        settings = settings_file(run)
+        if not settings.is_file():
+            raise AtomsparkError(f"{run}: model.npz has no task and no sweep settings; retrain it")
+        task = json.loads(settings.read_text())["params"]
+    return validate_config(task)
 
 
-def evaluate(model_path: Path, cfg: dict) -> dict:
-    params, config = load_model(model_path)
+def finished_rsgn_runs(sweeps: Path = SWEEPS) -> list[Path]:
+    """Finished sweep cells of the paper grids whose model is an RSGN."""
+    runs = []
+    for result in sorted(sweeps.glob(f"{PAPER_GRIDS}/cells/*/result.json")):
+        run = result.parent
+        if (run / "model.npz").is_file() and task_of(run)["model"].get("kind", "rsgn") == "rsgn":
+            runs.append(run)
+    return runs
+
+
+def run_name(run: Path) -> str:
+    """A sweep cell's variant and seed ("target0.02-sigma0.05-k5-seed42"), else the folder."""
+    name = run.name.split("_")[0]
+    if name.startswith("variant="):
+        variant, _, seed = name[len("variant=") :].rpartition("-seed=")
+        return f"{variant}-seed{seed}"
+    return name
+
+
+def evaluate(run: Path, samples: int | None) -> dict:
+    """Float and integer engine on the first `samples` validation sequences of the run's task."""
+    params, config = load_model(run / "model.npz")
+    cfg = task_of(run)
     _, _, x_val, y_val, _ = build_data(cfg)
-    rows = {"float": [], "fixed": []}
+    x_val, y_val = x_val[:samples], y_val[:samples]
+    scores = {"float": [], "fixed": []}
+    active = {"float": [], "fixed": []}
     wraps = clips = 0
-    for tokens in tqdm(x_val, desc=model_path.parent.name, leave=False):
+    t0 = time.perf_counter()
+    for tokens in tqdm(x_val, desc=run_name(run), leave=False):
         graph = compile_rsgn_tokens(params, config, tokens)
-        for name, g in (("float", graph), ("fixed", quantize_rsgn_graph(graph))):
+        for arithmetic, g in (("float", graph), ("fixed", quantize_rsgn_graph(graph))):
             eng = Engine(g)
             prof = eng.run(config.n_steps + 1)
-            st = eng.state[NODE_POPULATION]
-            alpha, h = st["alpha"], st["h"]
-            if name == "fixed":
-                alpha, h = alpha / 4096.0, h / 1024.0
+            state = eng.state[NODE_POPULATION]
+            alpha, h = state["alpha"], state["h"]
+            if arithmetic == "fixed":
+                alpha, h = alpha / 2.0**ALPHA_FRAC, h / 2.0**H_FRAC
                 wraps += int(prof.wraps.sum())
                 clips += int(prof.clips.sum())
-            rows[name].append((alpha[:, None] * h).sum(axis=0) @ params.cls_w + params.cls_b)
-    sf, sq = np.stack(rows["float"]), np.stack(rows["fixed"])
+            scores[arithmetic].append(
+                (alpha[:, None] * h).sum(axis=0) @ params.cls_w + params.cls_b
+            )
+            active[arithmetic].append(float(np.mean(alpha > config.cutoff)))
+    sf, sq = np.stack(scores["float"]), np.stack(scores["fixed"])
+    final = (
+        json.loads((run / "final_metrics.json").read_text())
+        if (run / "final_metrics.json").is_file()
+        else {}
+    )
     return {
+        "run": str(run),
+        "task": cfg["data"]["kind"],
+        "mode": config.mode,
+        "n_nodes": config.n_nodes,
+        "n_steps": config.n_steps,
+        "target_activity": config.target_activity,
+        "epochs": cfg["epochs"],
         "samples": int(len(x_val)),
+        "accuracy_torch_last_epoch": final.get("accuracy"),
         "accuracy_float": float(np.mean(sf.argmax(1) == y_val)),
         "accuracy_fixed": float(np.mean(sq.argmax(1) == y_val)),
         "decision_agreement": float(np.mean(sf.argmax(1) == sq.argmax(1))),
         "max_abs_score_error": float(np.abs(sf - sq).max()),
         "max_abs_score": float(np.abs(sf).max()),
+        "final_activity_float": float(np.mean(active["float"])),
+        "final_activity_fixed": float(np.mean(active["fixed"])),
         "wraps": wraps,
         "clips": clips,
         "chance": 1.0 / config.n_classes,
+        "eval_s": time.perf_counter() - t0,
     }
 
 
-def main() -> None:
+def plot(results: dict, path: Path) -> None:
+    """Float vs fixed accuracy per run, chance marked; saved as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted(results["runs"])
+    rows = [results["runs"][n] for n in names]
+    y = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(names) + 1.6))
+    ax.barh(y - 0.2, [100 * r["accuracy_float"] for r in rows], 0.4, label="float engine")
+    ax.barh(y + 0.2, [100 * r["accuracy_fixed"] for r in rows], 0.4, label="Loihi fixed point")
+    for i, r in enumerate(rows):
+        ax.plot([100 * r["chance"]] * 2, [i - 0.45, i + 0.45], color="black", lw=1)
+    ax.set_yticks(y, [f"{r['task']}: {n}" for n, r in zip(names, rows)], fontsize=8)
+    ax.set_xlabel("validation accuracy (%); black tick: chance")
+    ax.set_title("RSGN accuracy, float vs fixed-point nodes (same sequences)", fontsize=10, pad=24)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/results/rsgn_fixed")
-    ap.add_argument("--runs", default="results/rsgn_fixed")
-    args = ap.parse_args()
-    results = {
-        "command": "python benchmarks/rsgn_fixed_accuracy.py",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs (shared)",
-        "small_models": SMALL,
-        "tasks": {},
-    }
-    for task in ("hierarchical", "long-range"):
-        cfg = _merge(load_config(str(CONFIGS / f"rsgn-paper-{task}.toml")), SMALL)
-        run = Path(args.runs) / task
-        t0 = time.perf_counter()
-        model = run / "model.npz"
-        if not model.is_file():
-            train(cfg, run, progress=True)
-        trained_s = time.perf_counter() - t0
-        row = evaluate(model, load_config_dict(cfg))
-        row.update(train_s=trained_s, loadavg=os.getloadavg())
-        results["tasks"][task] = row
-        print(task, row, flush=True)
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        atomic_write_text(Path(args.out) / "accuracy.json", json.dumps(results, indent=2))
-
-
-def load_config_dict(cfg: dict) -> dict:
-    from atomspark.networks.torch_path.config import validate_config
-
-    return validate_config(cfg)
+    ap.add_argument(
+        "runs", nargs="*", type=Path, help="run folders (default: finished paper cells)"
+    )
+    ap.add_argument("--samples", type=int, default=None, help="validation sequences (default all)")
+    ap.add_argument("--sweeps", type=Path, default=SWEEPS, help="where the paper grids' sweeps are")
+    ap.add_argument("--out", type=Path, default=Path("docs/results/rsgn_fixed"))
+    ap.add_argument("--overwrite", action="store_true", help="recompute runs already in the JSON")
+    args = ap.parse_args(argv)
+    try:
+        runs = args.runs or finished_rsgn_runs(args.sweeps)
+        if not runs:
+            raise AtomsparkError(f"no trained RSGN runs given or finished under {args.sweeps}")
+        path = args.out / "accuracy.json"
+        results = json.loads(path.read_text()) if path.is_file() else {}
+        results = {"runs": {}, **results} if "runs" in results else {"runs": {}}
+        for run in runs:
+            name = run_name(run)
+            if name in results["runs"] and not args.overwrite:
+                print(f"{name}: in {path} already (--overwrite recomputes)")
+                continue
+            row = evaluate(run, args.samples)
+            row.update(loadavg=list(os.getloadavg()))
+            results["runs"][name] = row
+            results.update(
+                command="python benchmarks/rsgn_fixed_accuracy.py",
+                date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                machine=f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs (shared)",
+            )
+            args.out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(results, indent=2))
+            plot(results, args.out / "accuracy.png")
+            print(
+                f"{name}: float {row['accuracy_float']:.3f} fixed {row['accuracy_fixed']:.3f} "
+                f"agreement {row['decision_agreement']:.3f} wraps {row['wraps']} clips {row['clips']}",
+                flush=True,
+            )
+    except AtomsparkError as exc:
+        print(f"rsgn_fixed_accuracy: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -229,6 +229,25 @@ def test_sweep_report_plot(tmp_path, checked):
     _assert_readable(checked, {"report"})
 
 
+def test_rsgn_fixed_accuracy_plot(tmp_path, checked):
+    import importlib.util
+
+    pytest.importorskip("torch")
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "rsgn_fixed_accuracy.py"
+    spec = importlib.util.spec_from_file_location("rsgn_fixed_accuracy", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    runs = {
+        f"target{t}-k{k}-seed42": {"task": "hierarchical", "accuracy_float": a,
+                                   "accuracy_fixed": a - 0.002, "chance": 0.05}
+        for t, k, a in ((0.01, 0, 0.204), (0.01, 5, 0.23), (0.1, 5, 0.24))
+    }  # fmt: skip
+    runs["long-range-rsgn-seed42"] = {"task": "long-range", "accuracy_float": 0.96,
+                                      "accuracy_fixed": 0.95, "chance": 0.1}  # fmt: skip
+    bench.plot({"runs": runs}, tmp_path / "accuracy.png")
+    _assert_readable(checked, {"accuracy"})
+
+
 def test_checker_catches_unreadable_figures():
     """The checks can fail: overlapping tick labels, an unlabelled numeric axis, an empty panel."""
     import matplotlib.pyplot as plt
