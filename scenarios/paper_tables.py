@@ -142,7 +142,10 @@ def ablation_table(results: dict) -> tuple[str, list[str]]:
         "| params | activity all steps / last step (best epoch) |\n|---|---|---|---|---|---|---|\n"
     )
     rows, missing = [], []
-    keys = {"full": ("main", "hierarchical-rsgn-hebbian-seed42")}
+    keys = {
+        "full": ("main", "hierarchical-rsgn-hebbian-seed42"),
+        "no-hebbian": ("main", "hierarchical-rsgn-seed42"),
+    }
     keys.update({name: ("ablation", name) for name, _, _ in cells("ablation")})
     for name, key in keys.items():
         r = results.get(key)

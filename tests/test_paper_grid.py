@@ -62,6 +62,15 @@ def test_main_grid_is_both_tasks_all_models_three_seeds_at_the_released_protocol
         assert cfg["batch_size"] == (64 if cfg["data"]["kind"] == "hierarchical" else 32)
 
 
+def test_ablation_reads_full_and_no_hebbian_from_the_main_grid():
+    main = {name: c.params for name, _, c in paper_grid.cells("main")}
+    full, plain = main["hierarchical-rsgn-hebbian-seed42"], main["hierarchical-rsgn-seed42"]
+    assert plain["plasticity"]["enabled"] is False and full["plasticity"].get("enabled", True)
+    plain_rest = {**plain, "plasticity": {**plain["plasticity"], "enabled": True}}
+    assert plain_rest == {**full, "plasticity": {**full["plasticity"], "enabled": True}}
+    assert "no-hebbian" not in {name for name, _, _ in paper_grid.cells("ablation")}
+
+
 def test_unknown_grid_is_one_error():
     with pytest.raises(paper_grid.AtomsparkError, match="unknown"):
         paper_grid.cells("nope")
