@@ -48,21 +48,27 @@ def test_reward_baseline_matches_the_reference():
 
 @pytest.mark.parametrize("mode", ["published", "sparse"])
 @pytest.mark.parametrize("scope", ["node", "global"])
-def test_hebbian_and_homeostasis_match_the_reference(mode, scope):
+@pytest.mark.parametrize("signal", ["alpha", "events"])
+def test_hebbian_and_homeostasis_match_the_reference(mode, scope, signal):
     params, cfg = _model(mode)
     alpha = np.random.default_rng(0).uniform(0.0, 1.0, size=(7, cfg.n_nodes))
     module = rsgn_to_torch(params, cfg)
     hebbian_affinity_(
         module, torch.from_numpy(alpha), torch.tensor(-0.3, dtype=torch.float64), PCFG
     )
-    homeostatic_thresholds_(module, torch.from_numpy(alpha), 0.02, scope)
+    homeostatic_thresholds_(module, torch.from_numpy(alpha), 0.02, scope, signal)
     got, _ = rsgn_from_torch(module)
 
     want = hebbian_affinity_update(params, cfg, alpha, -0.3, PCFG)
     theta = homeostatic_thresholds(
+        params.thresholds, alpha, cfg.target_activity, 0.02, cfg.threshold_bounds, scope=scope,
+        signal=signal, cutoff=cfg.cutoff,
+    )  # fmt: skip
+    np.testing.assert_allclose(got.thresholds, theta, rtol=0, atol=1e-15)
+    on_alpha = homeostatic_thresholds(
         params.thresholds, alpha, cfg.target_activity, 0.02, cfg.threshold_bounds, scope=scope
     )
-    np.testing.assert_allclose(got.thresholds, theta, rtol=0, atol=1e-15)
+    assert signal == "alpha" or not np.allclose(theta, on_alpha)  # events: another set-point
     if mode == "published":
         np.testing.assert_allclose(got.affinity_u, want.affinity_u, rtol=0, atol=1e-14)
         assert not np.array_equal(got.affinity_u, params.affinity_u)
@@ -71,6 +77,32 @@ def test_hebbian_and_homeostasis_match_the_reference(mode, scope):
             got.edge_affinity.toarray(), want.edge_affinity.toarray(), rtol=0, atol=1e-15
         )
         assert not np.array_equal(got.edge_affinity.data, params.edge_affinity.data)
+
+
+def test_homeostat_on_events_counts_nodes_above_the_cutoff():
+    theta = homeostatic_thresholds(
+        np.full(4, 0.5), np.array([[0.9, 0.049, 0.051, 0.0]]), 0.25, 1.0, (0.0, 4.0),
+        signal="events", cutoff=0.05,
+    )  # fmt: skip
+    np.testing.assert_allclose(theta, [1.25, -0.25 + 0.5, 1.25, -0.25 + 0.5])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("learn", [True, False])
+def test_thresholds_set_by_the_homeostat_alone_when_not_learned(learn, tmp_path):
+    from atomspark.networks.rsgn.model import load_model
+    from atomspark.networks.torch_path.training import train
+
+    cfg = {
+        "task": "rsgn-sequence", "dtype": "float64", "epochs": 1, "batch_size": 16,
+        "data": {"kind": "long-range", "n": 48, "length": 16, "dim": 4, "n_classes": 3},
+        "model": {"mode": "sparse", "n_nodes": 12, "d_hidden": 4, "affinity_rank": 2,
+                  "k_nearest": 4, "n_steps": 2},
+        "plasticity": {"lr_threshold": 0.0, "learn_thresholds": learn},
+    }  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    params, config = load_model(tmp_path / "model.npz")
+    assert np.all(params.thresholds == config.threshold_init) != learn  # init: threshold_init
 
 
 def test_homeostasis_scope_is_checked():

@@ -116,14 +116,25 @@ def homeostatic_thresholds(
     lr: float,
     bounds: tuple[float, float] = (0.01, 0.99),
     scope: str = "node",
+    signal: str = "alpha",
+    cutoff: float = 0.0,
 ) -> np.ndarray:
-    """theta += lr (mean(alpha) - target), clamped to bounds: busy nodes get harder to fire.
+    """theta += lr (mean(s) - target), clamped to bounds: busy nodes get harder to fire.
+
+    signal "alpha" (released code): s = alpha, the mean activation. signal "events": s = alpha >
+    cutoff, the fraction of nodes that send events, which is what a chip pays for: with a soft
+    threshold, many nodes just below the cutoff can hold mean(alpha) at the target while almost
+    none fire.
 
     scope "node" (released code): each node's own batch-mean activity; a node that is never
     reached cannot be made active, so the network mean can stay below target. scope "global":
     one network-wide mean shifts every threshold, which holds the mean itself at the target.
     """
     theta = as_finite_array("thresholds", thresholds, ndim=1)
+    if signal == "events":
+        alpha = (as_finite_array("alpha", alpha) > cutoff).astype(np.float64)
+    elif signal != "alpha":
+        raise AtomsparkError(f"signal: must be 'alpha' or 'events', got {signal!r}")
     m = _mean_activity("alpha", alpha, theta.shape[0])
     require_positive("lr_threshold", lr, allow_zero=True)
     if scope == "global":

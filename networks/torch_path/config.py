@@ -116,6 +116,8 @@ _SECTIONS = {
         "max_sprout": (int, 20),
         "structural_every": (int, 10),
         "homeostasis_scope": (str, "node"),  # "node" (released code) or "global"
+        "homeostasis_signal": (str, "alpha"),  # "alpha" (released code) or "events"
+        "learn_thresholds": (bool, True),  # thresholds also trained by the optimiser (released)
     },
     "hebb": {
         "rho_s": (_NUM, 5.0),
@@ -206,6 +208,10 @@ HELP = {
     "plasticity.max_sprout": "RSGN sparse: at most this many edges sprouted per update",
     "plasticity.structural_every": "RSGN sparse: epochs between prune/sprout updates (>= 1)",
     "plasticity.homeostasis_scope": "`node` (released code) or `global` (one network-wide rule)",
+    "plasticity.homeostasis_signal": "what the homeostat holds at the target: `alpha` (mean "
+    "activation, released code) or `events` (fraction of nodes above the event cutoff)",
+    "plasticity.learn_thresholds": "RSGN: the optimiser also trains the thresholds (released "
+    "code); false: the homeostat alone sets them",
     "hebb.rho_s": "VN: Atomic-Hebb rate of S (>= 0)",
     "hebb.rho_u": "VN: Atomic-Hebb rate of U (>= 0)",
     "hebb.normalize": "VN: rescale touched atoms to unit norm after each update",
@@ -246,6 +252,7 @@ _CHOICES = {
     "optimizer.schedule": SCHEDULES,
     "model.kind": MODEL_KINDS,
     "plasticity.homeostasis_scope": ("node", "global"),
+    "plasticity.homeostasis_signal": ("alpha", "events"),
 }
 
 

@@ -52,10 +52,15 @@ def hebbian_affinity_(
 
 @torch.no_grad()
 def homeostatic_thresholds_(
-    module: TorchRSGN, alpha: torch.Tensor, lr: float, scope: str = "node"
+    module: TorchRSGN, alpha: torch.Tensor, lr: float, scope: str = "node", signal: str = "alpha"
 ) -> None:
-    """theta += lr (mean(alpha) - target), clamped to the config's bounds, in place."""
+    """theta += lr (mean(s) - target), clamped to the config's bounds, in place; s = alpha
+    (signal "alpha") or alpha > cutoff (signal "events")."""
     cfg = module.config
+    if signal == "events":
+        alpha = alpha.detach() > cfg.cutoff
+    elif signal != "alpha":
+        raise AtomsparkError(f"homeostasis signal: must be 'alpha' or 'events', got {signal!r}")
     m = alpha.detach().to(module.thresholds.dtype).mean(0)
     if scope == "global":
         m = m.mean().expand_as(m)

@@ -290,7 +290,9 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     if p["enabled"]:
         reward = slow["baseline"].reward(loss, slow["pcfg"].baseline_momentum)
         hebbian_affinity_(module, alpha, reward, slow["pcfg"])
-        homeostatic_thresholds_(module, alpha, p["lr_threshold"], p["homeostasis_scope"])
+        homeostatic_thresholds_(
+            module, alpha, p["lr_threshold"], p["homeostasis_scope"], p["homeostasis_signal"]
+        )
         slow["history"].append(alpha.to(torch.float64))
     metrics = _fetch_metrics(
         loss,
@@ -602,7 +604,10 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
         segments = [list(seg) for seg in state["schedule"]]
     if task == "rsgn-sequence":
         o = cfg["optimizer"]
-        opt = torch.optim.AdamW(module.parameters(), lr=o["lr"], weight_decay=o["weight_decay"])
+        if not cfg["plasticity"]["learn_thresholds"]:  # the homeostat alone sets them
+            module.thresholds.requires_grad_(False)
+        trained = [p for p in module.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(trained, lr=o["lr"], weight_decay=o["weight_decay"])
         ticks = cfg["epochs"] if o["schedule"] == "cosine-epoch" else total
         if state is None or not state.get("schedule"):
             segments[:] = [[0, 1.0, ticks]]
