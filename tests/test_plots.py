@@ -229,14 +229,31 @@ def test_sweep_report_plot(tmp_path, checked):
     _assert_readable(checked, {"report"})
 
 
-def test_rsgn_fixed_accuracy_plot(tmp_path, checked):
+def _benchmark(name: str):
+    """A benchmarks/ script as a module (they are scripts, not a package)."""
     import importlib.util
 
     pytest.importorskip("torch")
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "rsgn_fixed_accuracy.py"
-    spec = importlib.util.spec_from_file_location("rsgn_fixed_accuracy", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rsgn_sparse_propagation_plot(tmp_path, checked):
+    rows = [
+        {"theta": t, "activity_by_step": [0.02] + [0.9 if t < 1.5 else 0.01] * 5}
+        for t in (1.0, 1.25, 1.5, 1.75, 2.0)
+    ]
+    _benchmark("rsgn_sparse_propagation").plot(
+        {"rows": rows, "resting_fires_below_theta": 1.47}, tmp_path / "sparse_propagation.png"
+    )
+    _assert_readable(checked, {"sparse_propagation"})
+
+
+def test_rsgn_fixed_accuracy_plot(tmp_path, checked):
+    bench = _benchmark("rsgn_fixed_accuracy")
     runs = {
         f"target{t}-k{k}-seed42": {"task": "hierarchical", "accuracy_float": a,
                                    "accuracy_fixed": a - 0.002, "chance": 0.05}
