@@ -1,15 +1,16 @@
 """Export a sim Graph to Lava: build the Lava process graph, write/read a bundle, verify it.
 
 * `build_lava(net, steps, record_dir)` makes the Processes (lava.proc.lif LIF, lava.proc.sparse
-  Sparse with binary or graded messages, atomspark's VNAtom and RSGNNodes) and a Recorder per
-  output record (RSGN: payloads and alpha).
+  Sparse with binary or graded messages, atomspark's VNAtom, RSGNNodes and RSGNFixedNodes) and a
+  Recorder per output record (RSGN: payloads and alpha).
 * `export_lava(graph_or_net, out_dir)` writes weights.npz, metadata.json and run_bundle.py.
 * `load_bundle(out_dir)` reads it back, rejecting a corrupt or incomplete bundle.
 * `verify_lava(source, steps)` runs the network on Lava's Loihi2SimCfg and compares every
   population's per-step output with the event engine (sim/) running the same graph and with the
   NumPy reference of Lava's timing: bit-exact in fixed point (LIF spikes; integer VN change
-  events, payload for payload), within `FLOAT_TOLERANCE` in float (VN codes; RSGN alpha and
-  sent vector payloads per step, plus exact event counts).
+  events, payload for payload; integer RSGN alpha and sent vector payloads per step), within
+  `FLOAT_TOLERANCE` in float (VN codes; RSGN alpha and sent vector payloads per step, plus
+  exact event counts).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava_net import (
-    RSGN_NOT_FIXED,
     LavaConnection,
     LavaNet,
     LavaPopulation,
@@ -33,6 +33,7 @@ from atomspark.mapping.lava_net import (
     from_graph,
     output_records,
     reference_run,
+    sent_payloads,
     to_graph,
 )
 from atomspark.networks.model_io import atomic_write_text, load_arrays, save_arrays
@@ -54,10 +55,17 @@ SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
 NEUROCORE_PROCESSES = ("LIF", "Sparse")
 
 
+def lava_process(p: LavaPopulation) -> str:
+    """The Lava Process class that runs population `p`."""
+    if p.model == "rsgn" and p.arithmetic == "fixed":
+        return "RSGNFixedNodes"
+    return LAVA_PROCESS[p.model]
+
+
 def hardware_run_config(net: LavaNet) -> dict:
     """What a Loihi user would select to run the bundle on the chip, and what is known about it.
     Written into metadata.json; never executed here (no Loihi 2 system, no lava-loihi)."""
-    procs = sorted({LAVA_PROCESS[p.model] for p in net.populations} | {"Sparse"})
+    procs = sorted({lava_process(p) for p in net.populations} | {"Sparse"})
     host = [p for p in procs if p not in NEUROCORE_PROCESSES]
     return {
         "run_config": "lava.magma.core.run_configs.Loihi2HwCfg",
@@ -84,7 +92,8 @@ def hardware_run_config(net: LavaNet) -> dict:
 
 _ENTRY_SOURCE = '''"""Run this atomspark Lava bundle: python run_bundle.py --steps N [--out outputs.npz].
 
-Needs lava-nc 0.10 and atomspark (for the VNAtom ProcessModels) in the running environment.
+Needs lava-nc 0.10 and atomspark (for its VNAtom and RSGN ProcessModels) in the running
+environment.
 --loihi2: run on a Loihi 2 system with Loihi2HwCfg (needs Intel's lava-loihi extension and
 access to a Loihi 2 system; UNTESTED by atomspark, see metadata.json "hardware_run").
 """
@@ -175,6 +184,10 @@ def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
 
 
 def _rsgn_process(p: LavaPopulation):
+    if p.arithmetic == "fixed":
+        from atomspark.mapping.lava_procs.rsgn_fixed_nodes import RSGNFixedNodes
+
+        return RSGNFixedNodes(size=p.size, name=p.name, **p.scalars, **p.arrays)
     from atomspark.mapping.lava_procs.rsgn_nodes import RSGNNodes
 
     kwargs = {key: p.scalars[key] for key in ("width", "temperature", "signal_gain", "cutoff")}
@@ -185,16 +198,22 @@ def _rsgn_process(p: LavaPopulation):
 def _connect_rsgn(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -> None:
     """Two Sparse connections for one RSGN projection W (delay 1, like every Lava Sparse):
     the vector payloads through kron(W^T, I_d) (graded) and the sender flags through the
-    synapse pattern of W^T (binary), which tells each node whether any event reached it."""
+    synapse pattern of W^T (binary), which tells each node whether any event reached it. Fixed
+    point: integer weights (8-bit mantissas, weight_exp 0: the nodes shift their summed message)."""
     width = int(net.population(c.source).scalars["width"])
-    payload = sp.kron(c.weights, sp.identity(width, format="csr"), format="csr")
+    dtype = np.int32 if net.population(c.target).arithmetic == "fixed" else np.float64
+    weights = c.weights.astype(dtype)
+    payload = sp.kron(weights, sp.identity(width, dtype=dtype, format="csr"), format="csr")
     pattern = sp.csr_matrix(
-        (np.ones(c.weights.indices.size), c.weights.indices, c.weights.indptr),
-        shape=c.weights.shape,
+        (np.ones(weights.indices.size, dtype), weights.indices, weights.indptr),
+        shape=weights.shape,
     )
     src, tgt = procs[c.source], procs[c.target]
     conn = sparse_cls(
-        weights=payload, num_message_bits=GRADED_MESSAGE_BITS, name=f"{c.source}->{c.target}"
+        weights=payload,
+        num_message_bits=GRADED_MESSAGE_BITS,
+        weight_exp=int(c.weight_exp),
+        name=f"{c.source}->{c.target}",
     )
     src.s_out.connect(conn.s_in)
     conn.a_out.connect(tgt.a_in)
@@ -210,9 +229,12 @@ def run_lava(
     untested here) for `steps`; returns each population's (steps, size) output."""
     steps = require_int("steps", steps, minimum=1)
     tag = select_tag or SELECT_TAG[net.arithmetic]
-    rsgn = [p.name for p in net.populations if p.model == "rsgn"]
-    if rsgn and tag != SELECT_TAG["float"]:
-        raise AtomsparkError(f"select_tag {tag!r} for {rsgn}: {RSGN_NOT_FIXED}")
+    for p in net.populations:
+        if p.model == "rsgn" and tag != SELECT_TAG[p.arithmetic]:
+            raise AtomsparkError(
+                f"select_tag {tag!r}: {p.name} runs as {lava_process(p)}, which has only a "
+                f"{SELECT_TAG[p.arithmetic]!r} model (quantise with export --fixed for fixed_pt)"
+            )
     from lava.magma.core.run_conditions import RunSteps
     from lava.magma.core.run_configs import Loihi2HwCfg, Loihi2SimCfg
 
@@ -299,9 +321,7 @@ def compare_with_engine(
             errors[p.name] = float(max(np.abs(out - dg).max(initial=0), count_error))
         elif p.model == "rsgn":
             alpha = engine.traces[(p.name, "alpha")]
-            h = engine.traces[(p.name, "h")]
-            cut = p.scalars["cutoff"]
-            x = np.where((alpha > cut)[..., None], h * alpha[..., None], 0.0).reshape(steps, -1)
+            x = sent_payloads(p, alpha, engine.traces[(p.name, "h")])
             errors[p.name] = float(np.abs(out - x).max(initial=0.0))
             key = alpha_record(p.name)
             errors[key] = float(np.abs(lava[key] - alpha).max(initial=0.0))
@@ -370,7 +390,7 @@ def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
                 "size": p.size,
                 "scalars": p.scalars,
                 "arrays": sorted(p.arrays),
-                "lava_process": LAVA_PROCESS[p.model],
+                "lava_process": lava_process(p),
             }
         )
     for i, c in enumerate(net.connections):

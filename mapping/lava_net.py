@@ -3,12 +3,14 @@ built from a sim Graph with every Lava restriction checked, plus its plain NumPy
 
 Outputs per population and step: spikes (LIF), code changes dg (VN), and for RSGN nodes two
 records: the sent vector payloads x_j = alpha_j h_j flattened to (N * d,) under the population's
-name, and the activations alpha (N,) under `alpha_record(name)`.
+name, and the activations alpha (N,) under `alpha_record(name)`; in fixed point these are the
+integer unit's Q.10 payloads and Q.12 activations (sim/units_rsgn_fixed.py).
 
 The reference run follows Lava's LoihiProtocol timing exactly: a connection sends at step t what
 it accumulated from its source's output at step t-1, which is the engine's delay-1 projection.
 In fixed point each connection's output wraps to 32 bits (Lava's int32 port), as the engine's
-per-channel accumulators of an integer VN population do.
+per-channel accumulators of an integer VN population do (integer RSGN nodes wrap their summed
+message themselves).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from atomspark.sim.models import add_hook, model_of
 from atomspark.sim.per_unit import per_unit
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
 from atomspark.sim.units_rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
+from atomspark.sim.units_rsgn_fixed import RSGNFixedParams, emitted_payloads, step_nodes
 from atomspark.sim.units_vn import VNParams
 from atomspark.sim.units_vn_fixed import (
     VNFixedParams,
@@ -34,11 +37,7 @@ from atomspark.sim.validation import AtomsparkError
 
 MODELS = ("lif", "vn", "rsgn")
 ARITHMETIC = ("float", "fixed")
-RSGN_NOT_FIXED = (
-    "RSGN bundles have no fixed-point model yet: the integer RSGN unit (sim/units_rsgn_fixed.py, "
-    "Lava process RSGNFixedNodes) is not wired into bundles; export RSGN in float (select_tag "
-    "'floating_pt')"
-)
+RSGN_UNIT_MODELS = ("rsgn", "rsgn_fixed")  # their projections keep stored zero weights (flags)
 
 
 def alpha_record(name: str) -> str:
@@ -52,10 +51,11 @@ class LavaPopulation:
 
     scalars: du, dv, vth (LIF); eta, event_threshold (VN float); eta_mant, eta_shift, frac_bits,
     c_shift (VN fixed); width, temperature, signal_gain, cutoff, layer_norm_eps, event_rule
-    (RSGN). arrays (per unit): bias_mant, bias_exp / bias, u_init, v_init (LIF); drive, thresh,
-    g_init (VN); thresholds, alpha_init, h_init (N, d), the shared w_h, b_h, ln_gain, ln_bias and
-    the pools as member CSR pool_indptr, pool_indices (row i = the nodes of node i's pool) (RSGN).
-    RSGN is float only: its soft threshold, LayerNorm and division have no fixed-point model."""
+    (RSGN float); width, w_h_shift, m_shift, signal_gain, inv_t_mant, inv_t_shift, cutoff,
+    layer_norm_eps, event_rule (RSGN fixed, the integers of RSGNFixedParams). arrays (per unit):
+    bias_mant, bias_exp / bias, u_init, v_init (LIF); drive, thresh, g_init (VN); thresholds,
+    alpha_init, h_init (N, d), the shared w_h (fixed: w_h_mant), b_h, ln_gain, ln_bias and the
+    pools as member CSR pool_indptr, pool_indices (row i = the nodes of node i's pool) (RSGN)."""
 
     name: str
     model: str
@@ -70,8 +70,6 @@ class LavaPopulation:
                 f"{self.name}: model/arithmetic must be in {MODELS} x {ARITHMETIC}, "
                 f"got {self.model!r}/{self.arithmetic!r}"
             )
-        if self.model == "rsgn" and self.arithmetic != "float":
-            raise AtomsparkError(f"{self.name}: {RSGN_NOT_FIXED}")
 
     @property
     def output_size(self) -> int:
@@ -133,7 +131,8 @@ def from_graph(graph: Graph) -> LavaNet:
         tgt = graph.population(proj.target)
         if tgt.is_fixed_point:
             weights.data = lava_weight_mantissas(label, weights.data).astype(np.float64)
-            weights.eliminate_zeros()
+            if model_of(tgt.params).name not in RSGN_UNIT_MODELS:
+                weights.eliminate_zeros()
         src = graph.population(proj.source)
         conns.append(
             LavaConnection(
@@ -212,12 +211,30 @@ def _vn_population(name: str, size: int, params: VNParams) -> LavaPopulation:
     return LavaPopulation(name, "vn", "float", size, scalars, arrays)
 
 
-def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopulation:
-    k = params.kernel_arrays
+def _pool_members(fan_out_indptr, fan_out_indices, size: int) -> dict[str, np.ndarray]:
+    """The pools as member CSR (row i = the nodes of node i's pool) from the kernels' fan-out CSR
+    (row i = the pools node i belongs to)."""
     members = sp.csr_matrix(
-        (np.ones(k.pool_indices.size), k.pool_indices, k.pool_indptr), shape=(size, size)
+        (np.ones(fan_out_indices.size), fan_out_indices, fan_out_indptr), shape=(size, size)
     ).T.tocsr()
     members.sort_indices()
+    return {
+        "pool_indptr": members.indptr.astype(np.int64),
+        "pool_indices": members.indices.astype(np.int64),
+    }
+
+
+def _pool_matrix(p: LavaPopulation) -> sp.csr_matrix:
+    """An RSGN population's pool matrix (N, N) from its member CSR."""
+    a = p.arrays
+    return sp.csr_matrix(
+        (np.ones(a["pool_indices"].size), a["pool_indices"], a["pool_indptr"]),
+        shape=(p.size, p.size),
+    )
+
+
+def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopulation:
+    k = params.kernel_arrays
     state = params.init_state(size)
     arrays = {
         "thresholds": k.thresholds.copy(),
@@ -225,8 +242,7 @@ def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopula
         "b_h": k.b_h.copy(),
         "ln_gain": k.ln_gain.copy(),
         "ln_bias": k.ln_bias.copy(),
-        "pool_indptr": members.indptr.astype(np.int64),
-        "pool_indices": members.indices.astype(np.int64),
+        **_pool_members(k.pool_indptr, k.pool_indices, size),
         "alpha_init": state["alpha"],
         "h_init": state["h"],
     }
@@ -241,12 +257,36 @@ def _rsgn_population(name: str, size: int, params: RSGNNodeParams) -> LavaPopula
     return LavaPopulation(name, "rsgn", "float", size, scalars, arrays)
 
 
+RSGN_FIXED_SCALARS = ("w_h_shift", "m_shift", "signal_gain", "inv_t_mant", "inv_t_shift", "cutoff",
+                      "layer_norm_eps")  # fmt: skip
+
+
+def _rsgn_fixed_population(name: str, size: int, params: RSGNFixedParams) -> LavaPopulation:
+    """Integer RSGN nodes: RSGNFixedParams' integers, named as RSGNFixedNodes takes them."""
+    k = params.kernel_arrays
+    state = params.init_state(size)
+    arrays = {
+        "thresholds": k["thresholds"].copy(),
+        "w_h_mant": k["wh"].copy(),
+        "b_h": k["bh"].copy(),
+        "ln_gain": k["lng"].copy(),
+        "ln_bias": k["lnb"].copy(),
+        **_pool_members(k["pool_indptr"], k["pool_indices"], size),
+        "alpha_init": state["alpha"],
+        "h_init": state["h"],
+    }
+    scalars = {"width": params.width, **{f: int(getattr(params, f)) for f in RSGN_FIXED_SCALARS}}
+    scalars["event_rule"] = bool(params.event_rule)
+    return LavaPopulation(name, "rsgn", "fixed", size, scalars, arrays)
+
+
 for _model, _export in (
     ("vn", _vn_population),
     ("vn_fixed", _vn_fixed_population),
     ("lif", _lif_population),
     ("lif_fixed", _lif_fixed_population),
     ("rsgn", _rsgn_population),
+    ("rsgn_fixed", _rsgn_fixed_population),
 ):
     add_hook(_model, "lava", _export)
 
@@ -254,17 +294,13 @@ for _model, _export in (
 def rsgn_node_params(p: LavaPopulation) -> RSGNNodeParams:
     """The engine's RSGN unit parameters of an RSGN LavaPopulation (validated on use)."""
     k, a = p.scalars, p.arrays
-    pool = sp.csr_matrix(
-        (np.ones(a["pool_indices"].size), a["pool_indices"], a["pool_indptr"]),
-        shape=(p.size, p.size),
-    )
     return RSGNNodeParams(
         thresholds=a["thresholds"],
         w_h=a["w_h"],
         b_h=a["b_h"],
         ln_gain=a["ln_gain"],
         ln_bias=a["ln_bias"],
-        pool=pool,
+        pool=_pool_matrix(p),
         temperature=k["temperature"],
         signal_gain=k["signal_gain"],
         cutoff=k["cutoff"],
@@ -273,6 +309,35 @@ def rsgn_node_params(p: LavaPopulation) -> RSGNNodeParams:
         alpha_init=a["alpha_init"],
         h_init=a["h_init"],
     )
+
+
+def rsgn_fixed_params(p: LavaPopulation) -> RSGNFixedParams:
+    """The engine's integer RSGN unit parameters of a fixed-point RSGN LavaPopulation."""
+    k, a = p.scalars, p.arrays
+    return RSGNFixedParams(
+        thresholds=a["thresholds"],
+        w_h_mant=a["w_h_mant"],
+        b_h=a["b_h"],
+        ln_gain=a["ln_gain"],
+        ln_bias=a["ln_bias"],
+        pool=_pool_matrix(p),
+        event_rule=bool(k["event_rule"]),
+        alpha_init=a["alpha_init"],
+        h_init=a["h_init"],
+        **{f: int(k[f]) for f in RSGN_FIXED_SCALARS},
+    )
+
+
+def sent_payloads(p: LavaPopulation, alpha: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """An RSGN population's sent payloads per step, (steps, N * d), from its alpha (steps, N) and
+    h (steps, N, d) traces: alpha h (float) or the integer unit's (h alpha) >> 12 (fixed), zero
+    rows for silent nodes."""
+    cut = p.scalars["cutoff"]
+    if p.arithmetic == "fixed":
+        x = np.stack([emitted_payloads(a, hh, cut) for a, hh in zip(alpha, h)])
+    else:
+        x = np.stack([rsgn_emitted(a, hh, cut) for a, hh in zip(alpha, h)])
+    return x.reshape(len(alpha), -1)
 
 
 def output_records(p: LavaPopulation) -> dict[str, int]:
@@ -317,7 +382,8 @@ def reference_run(net: LavaNet, steps: int) -> dict[str, np.ndarray]:
             if tgt.model == "rsgn":
                 src = net.population(conn.source)
                 sent = prev[conn.source].reshape(src.size, -1)
-                a_in[conn.target] += (conn.weights @ sent).ravel()
+                w = conn.weights.astype(np.int64) if tgt.arithmetic == "fixed" else conn.weights
+                a_in[conn.target] += (w @ sent).ravel()
                 flags[conn.target] += _pattern(conn.weights) @ state[conn.source]["sent"]
             elif tgt.arithmetic == "fixed":
                 w = conn.weights.astype(np.int64)
@@ -344,17 +410,28 @@ def _pattern(weights: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def _rsgn_step(p: LavaPopulation, s: dict, a_in: np.ndarray, received: np.ndarray) -> np.ndarray:
-    """Reference of RSGNNodes: ignition on the first step, then rsgn_node_step; returns the sent
-    payloads flattened and keeps the sender flags in s["sent"] for the flag connection."""
-    cutoff = p.scalars["cutoff"]
+    """Reference of RSGNNodes / RSGNFixedNodes: ignition on the first step, then the unit's
+    population update (rsgn_node_step, or the integer step_nodes on the raw summed messages);
+    returns the sent payloads flattened and keeps the sender flags in s["sent"] for the flag
+    connection."""
+    cutoff, event_rule = p.scalars["cutoff"], p.scalars["event_rule"]
     if s["ignited"]:
         m = a_in.reshape(p.size, -1)
-        s["alpha"], s["h"], _ = rsgn_node_step(
-            s["alpha"], s["h"], m, received, s["kernel"], p.scalars["event_rule"]
-        )
+        if p.arithmetic == "fixed":
+            step_nodes(s["alpha"], s["h"], m, received, s["kernel"], event_rule)
+        else:
+            s["alpha"], s["h"], _ = rsgn_node_step(
+                s["alpha"], s["h"], m, received, s["kernel"], event_rule
+            )
     s["ignited"] = True
     s["sent"] = (s["alpha"] > cutoff).astype(np.float64)
+    if p.arithmetic == "fixed":
+        return emitted_payloads(s["alpha"], s["h"], cutoff).ravel()
     return rsgn_emitted(s["alpha"], s["h"], cutoff).ravel()
+
+
+def _rsgn_params(p: LavaPopulation) -> RSGNNodeParams | RSGNFixedParams:
+    return rsgn_fixed_params(p) if p.arithmetic == "fixed" else rsgn_node_params(p)
 
 
 def _out_dtype(p: LavaPopulation):
@@ -369,7 +446,7 @@ def _init_state(p: LavaPopulation) -> dict:
         return {
             "alpha": p.arrays["alpha_init"].copy(),
             "h": p.arrays["h_init"].copy(),
-            "kernel": rsgn_node_params(p).kernel_arrays,
+            "kernel": _rsgn_params(p).kernel_arrays,
             "ignited": False,
             "sent": np.zeros(p.size),
         }
@@ -434,7 +511,7 @@ def to_graph(net: LavaNet) -> Graph:
 def _unit_params(net: LavaNet, p: LavaPopulation):
     k, a = p.scalars, p.arrays
     if p.model == "rsgn":
-        return rsgn_node_params(p)
+        return _rsgn_params(p)
     if p.model == "lif" and p.arithmetic == "fixed":
         return LIFFixedParams(
             du=k["du"],

@@ -202,6 +202,26 @@ def emitted(alpha, h, cutoff, out):
             out[j, c] = (h[j, c] * alpha[j]) >> ALPHA_FRAC if alpha[j] > cutoff else 0
 
 
+def step_nodes(alpha, h, m, received, k: dict, event_rule: bool) -> tuple[int, int, int]:
+    """One update of every node, in place on alpha (N,) and h (N, d), with the arrays of
+    RSGNFixedParams.kernel_arrays `k`: population_step for callers that step a whole population
+    from its summed raw messages m (N, d) and received flags (N,) (Lava's ProcessModel, the
+    bundle's NumPy reference). Returns (wraps, clips, pool messages)."""
+    zeros = np.zeros_like(alpha)
+    return population_step(
+        m, received, alpha, h, zeros, zeros.copy(), k["thresholds"], k["wh"], k["wh_shift"],
+        k["bh"], k["lng"], k["lnb"], k["consts"], k["lut"], bool(event_rule), k["pool_indptr"],
+        k["pool_indices"], k["pool_size"],
+    )  # fmt: skip
+
+
+def emitted_payloads(alpha, h, cutoff: int) -> np.ndarray:
+    """The (N, d) payloads `emitted` sends for alpha (N,) and h (N, d)."""
+    out = np.zeros(np.shape(h), np.int64)
+    emitted(np.asarray(alpha, np.int64), np.asarray(h, np.int64), int(cutoff), out)
+    return out
+
+
 @njit(cache=True)
 def rsgn_fixed_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, h, a_pre, pool_sum,
                     ignited, thresholds, wh, wh_shift, bh, lng, lnb, consts, lut, event_rule,

@@ -1,6 +1,7 @@
 """RSGN nodes exported to Lava (float): the NumPy node step against the engine's Numba kernel,
-the NumPy reference of Lava's timing against the engine, the bundle round trip, the fixed-point
-refusal, and (marked lava, Python 3.10 environment) Lava's Loihi2SimCfg run against the engine.
+the NumPy reference of Lava's timing against the engine, the bundle round trip, named select_tag
+and arithmetic mismatches, and (marked lava, Python 3.10 environment) Lava's Loihi2SimCfg run
+against the engine.
 
 Run all of it with .venv-lava/bin/python -m pytest tests/test_lava_rsgn.py.
 """
@@ -17,7 +18,6 @@ import pytest
 import scipy.sparse as sp
 from atomspark.mapping.lava_export import FLOAT_TOLERANCE, export_lava, load_bundle, run_lava
 from atomspark.mapping.lava_net import (
-    LavaPopulation,
     alpha_record,
     from_graph,
     reference_run,
@@ -162,19 +162,10 @@ def test_bundle_round_trip_keeps_parameters_synapses_and_dynamics(tmp_path):
     assert np.array_equal(a_orig, a_back)  # the bundle rebuilds the same engine graph
 
 
-def test_fixed_point_rsgn_is_refused_with_a_clear_error(tmp_path):
+def test_select_tag_and_arithmetic_mismatches_are_named():
     net = from_graph(rsgn_graph("sparse", n=10, d=3))
-    p = net.populations[0]
-    with pytest.raises(AtomsparkError, match="no fixed-point"):
-        LavaPopulation(p.name, "rsgn", "fixed", p.size, p.scalars, p.arrays)
-    with pytest.raises(AtomsparkError, match="no fixed-point"):
+    with pytest.raises(AtomsparkError, match="RSGNNodes, which has only a 'floating_pt' model"):
         run_lava(net, 3, select_tag="fixed_pt")
-    out = export_lava(net, tmp_path / "b")
-    meta = json.loads((out / "metadata.json").read_text())
-    meta["populations"][0]["arithmetic"] = "fixed"
-    (out / "metadata.json").write_text(json.dumps(meta))
-    with pytest.raises(AtomsparkError, match="no fixed-point"):
-        load_bundle(out)
     lif = Population("lif", 2, LIFFixedParams(du=10, dv=10, vth=5))
     with pytest.raises(AtomsparkError, match="mix arithmetic"):
         from_graph(Graph([rsgn_graph("sparse", n=10, d=3).populations[0], lif]))

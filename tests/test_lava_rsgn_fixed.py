@@ -1,18 +1,24 @@
 """Fixed-point RSGN nodes: the engine's integer unit against Lava's Loihi2SimCfg (fixed_pt) with
-bit-accurate Sparse connections, step for step and bit for bit, in both modes; and the
-quantisation's cost against the float unit (no Lava needed for that part)."""
+bit-accurate Sparse connections, step for step and bit for bit, in both modes; the quantisation's
+cost against the float unit; and the integer RSGN in a Lava bundle: its NumPy reference run and
+the engine on the bundle's graph equal the engine's integer run bit for bit (no Lava needed), and
+(marked lava) the bundle run on Lava equals both."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from atomspark.mapping.lava_export import export_lava, load_bundle
+from atomspark.mapping.lava_net import alpha_record, from_graph, reference_run, to_graph
 from atomspark.mapping.quantize import quantize_rsgn_graph
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
 from atomspark.sim.engine import Engine
-from atomspark.sim.units_rsgn_fixed import SIGMOID_LUT, RSGNFixedParams, isqrt
+from atomspark.sim.units_rsgn_fixed import SIGMOID_LUT, RSGNFixedParams, emitted_payloads, isqrt
 
 MODES = {
     "published": {},
@@ -97,3 +103,66 @@ def test_engine_and_lava_fixed_point_are_bit_exact(mode):
     assert np.any(alpha_eng[-1] > 0) and np.any(h_eng[-1] != h_eng[1])  # it moves
     x_eng = ((h_eng * alpha_eng[..., None]) >> 12) * (alpha_eng > pop.params.cutoff)[..., None]
     assert np.array_equal(sent_lava[1:], x_eng[1:].reshape(steps, -1))
+
+
+# ---------------------------------------------------------------- bundles (export --to lava --fixed)
+
+BUNDLE_STEPS = 6
+
+
+def _bundle_graph(mode: str):
+    """A quantised RSGN with nodes that wake and fall silent (varied thresholds, sparse mode) and
+    stored synapses whose mantissa is 0 (they still wake their target under the event rule)."""
+    cfg = rsgn.RSGNConfig(mode=mode, n_nodes=16, d_hidden=4, d_in=4, n_classes=3, **MODES[mode])
+    params = rsgn.init_params(cfg, seed=2)
+    rng = np.random.default_rng(2)
+    params.thresholds = rng.uniform(0.05, 0.9, cfg.n_nodes)
+    if mode == "sparse":
+        params.edge_affinity.data[::5] = 0.0
+    return quantize_rsgn_graph(compile_rsgn_tokens(params, cfg, rng.standard_normal((6, 4))))
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, tmp_path):
+    fixed = _bundle_graph(mode)
+    out = export_lava(fixed, tmp_path / "bundle")
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["select_tag"] == "fixed_pt"
+    assert meta["populations"][0]["lava_process"] == "RSGNFixedNodes"
+    assert meta["hardware_run"]["host_processes"] == ["RSGNFixedNodes"]
+    net = load_bundle(out)
+    w = net.connections[0].weights
+    assert w.nnz == fixed.projections[0].n_synapses  # zero mantissas stay synapses (flags)
+    if mode == "sparse":
+        assert np.count_nonzero(w.data == 0) > 0
+    ref = reference_run(net, BUNDLE_STEPS)
+    alpha, h, prof = _engine_trace(fixed, BUNDLE_STEPS)
+    cutoff = fixed.populations[0].params.cutoff
+    sent = np.stack([emitted_payloads(a, hh, cutoff) for a, hh in zip(alpha, h)])
+    assert ref[NODE_POPULATION].dtype == np.int64
+    assert np.array_equal(ref[alpha_record(NODE_POPULATION)], alpha)
+    assert np.array_equal(ref[NODE_POPULATION], sent.reshape(BUNDLE_STEPS, -1))
+    assert np.count_nonzero(sent[-1]) > 0
+    if mode == "sparse":  # the run wakes and silences nodes, so the event rule is exercised
+        on = alpha > cutoff
+        assert np.any(on[1:] & ~on[:-1]) and np.any(~on[1:] & on[:-1])
+    back, _, _ = _engine_trace(to_graph(net), BUNDLE_STEPS)
+    assert np.array_equal(back, alpha)  # the bundle rebuilds the same integer engine graph
+    assert from_graph(fixed).populations[0].scalars == net.populations[0].scalars
+
+
+@pytest.mark.lava
+@pytest.mark.parametrize("mode", list(MODES))
+def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode, tmp_path):
+    pytest.importorskip("lava")
+    from atomspark.mapping.lava_export import verify_lava
+
+    out = export_lava(_bundle_graph(mode), tmp_path / "bundle")
+    report = verify_lava(out, BUNDLE_STEPS)
+    assert report.arithmetic == "fixed" and report.tolerance == 0.0 and report.passed
+    assert set(report.lava_vs_engine) == {
+        NODE_POPULATION, alpha_record(NODE_POPULATION), f"{NODE_POPULATION}.events"
+    }  # fmt: skip
+    assert max(report.lava_vs_reference.values()) == 0.0
+    assert max(report.lava_vs_engine.values()) == 0.0
+    assert report.lava_events[NODE_POPULATION] > BUNDLE_STEPS

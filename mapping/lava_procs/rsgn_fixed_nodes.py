@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from atomspark.sim.units_rsgn_fixed import RSGNFixedParams, emitted, population_step
+from atomspark.sim.units_rsgn_fixed import RSGNFixedParams, emitted_payloads, step_nodes
 from lava.magma.core.decorator import implements, requires, tag
 from lava.magma.core.model.py.model import PyLoihiProcessModel
 from lava.magma.core.model.py.ports import PyInPort, PyOutPort
@@ -72,7 +72,7 @@ def process_kwargs(params: RSGNFixedParams, size: int) -> dict:
 @tag("bit_accurate_loihi", "fixed_pt")
 class PyRSGNFixedNodesModel(PyLoihiProcessModel):
     """Bit-accurate integer RSGN nodes: ignition on the first step, then the engine's integer
-    update (units_rsgn_fixed.population_step) every step."""
+    update (units_rsgn_fixed.step_nodes) every step."""
 
     a_in: PyInPort = LavaPyType(PyInPort.VEC_DENSE, np.int32, precision=32)
     flag_in: PyInPort = LavaPyType(PyInPort.VEC_DENSE, np.int32, precision=32)
@@ -101,18 +101,11 @@ class PyRSGNFixedNodesModel(PyLoihiProcessModel):
         if self.arrays is None:  # first step: ignition only
             self.arrays = self._kernel_arrays()
         else:
-            k = self.arrays
             alpha, h = self.alpha.astype(np.int64), self.h.astype(np.int64)
-            population_step(
-                m.reshape(h.shape), received, alpha, h, np.zeros_like(alpha),
-                np.zeros_like(alpha), k["thresholds"], k["wh"], k["wh_shift"], k["bh"], k["lng"],
-                k["lnb"], k["consts"], k["lut"], bool(self.proc_params["event_rule"]),
-                k["pool_indptr"], k["pool_indices"], k["pool_size"],
-            )  # fmt: skip
+            step_nodes(alpha, h, m.reshape(h.shape), received, self.arrays,
+                       bool(self.proc_params["event_rule"]))  # fmt: skip
             self.alpha[:] = alpha
             self.h[:] = h
-        out = np.zeros(self.h.shape, np.int64)
-        emitted(self.alpha.astype(np.int64), self.h.astype(np.int64), cutoff, out)
-        self.s_out.send(out.ravel())
+        self.s_out.send(emitted_payloads(self.alpha, self.h, cutoff).ravel())
         self.flag_out.send((self.alpha > cutoff).astype(np.int32))
         self.alpha_out.send(self.alpha.astype(np.int32))
