@@ -208,6 +208,13 @@ def test_resume_keeps_one_row_per_step_and_extends_the_cosine(training, tmp_path
 
 
 @pytest.mark.torch
+def test_extending_a_run_whose_cosine_has_ended_is_refused(training, tmp_path):
+    training.train(_cfg(epochs=1), tmp_path, progress=False)
+    with pytest.raises(AtomsparkError, match=r"epochs 1 -> 3: the run's cosine schedule has ended"):
+        training.train(_cfg(epochs=3), tmp_path, resume=True, progress=False)
+
+
+@pytest.mark.torch
 def test_resume_names_a_checkpoint_from_an_older_schedule_format(training, tmp_path):
     import torch
 

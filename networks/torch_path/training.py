@@ -637,6 +637,12 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
         order = None if state["order"] is None else np.asarray(state["order"])
         if sched is not None and segments[-1][2] < ticks:  # epochs extended: stretch the cosine
             now = sched.last_epoch
+            if o["schedule"] != "constant" and _cosine_factor(segments)(now) <= 0.0:
+                raise AtomsparkError(
+                    f"epochs {state['config']['epochs']} -> {cfg['epochs']}: the run's cosine "
+                    "schedule has ended (learning rate 0), so more epochs would not train; "
+                    f"start a new run with epochs = {cfg['epochs']} (another --out, or --overwrite)"
+                )
             segments.append([now, _cosine_factor(segments)(now), ticks])
     x_dev = torch.from_numpy(x_tr).to(device=device, dtype=dtype)  # the training set, uploaded once
     y_dev = None if y_tr is None else torch.from_numpy(y_tr).to(device)
