@@ -13,6 +13,7 @@ docs/results/rsgn_fixed/accuracy.json (one row per run; --overwrite recomputes) 
 beside it.
 
     python benchmarks/rsgn_fixed_accuracy.py [RUN ...] [--samples N] [--out docs/results/rsgn_fixed]
+    python benchmarks/rsgn_fixed_accuracy.py --table     # the table in docs/lava.md
 """
 
 from __future__ import annotations
@@ -154,6 +155,45 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "lava.md"
+BEGIN, END = "<!-- rsgn_fixed_accuracy: begin -->", "<!-- rsgn_fixed_accuracy: end -->"
+
+
+def table(results: dict) -> str:
+    """The Markdown table of every run in the results, with their date and machine."""
+    head = (
+        "| run | task | mode, N, K | epochs | float acc. % | fixed acc. % | same class % "
+        "| max score error (max score) | active (float / fixed) | wraps / clips | chance % |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
+        rows.append(
+            f"| {name} | {r['task']} | {r['mode']}, {r['n_nodes']}, {r['n_steps']} "
+            f"| {r['epochs']} | {100 * r['accuracy_float']:.1f} | {100 * r['accuracy_fixed']:.1f} "
+            f"| {100 * r['decision_agreement']:.1f} "
+            f"| {r['max_abs_score_error']:.3g} ({r['max_abs_score']:.3g}) "
+            f"| {r['final_activity_float']:.3f} / {r['final_activity_fixed']:.3f} "
+            f"| {r['wraps']} / {r['clips']} | {100 * r['chance']:.0f} |"
+        )
+    samples = sorted({r["samples"] for r in results["runs"].values()})
+    note = (
+        f"\n`python benchmarks/rsgn_fixed_accuracy.py --table` from "
+        f"docs/results/rsgn_fixed/accuracy.json ({results['date'][:16]} UTC, {results['machine']}); "
+        f"all validation sequences of each task ({', '.join(map(str, samples))}).\n"
+    )
+    return head + "\n".join(rows) + "\n" + note
+
+
+def write_table(results: dict, doc: Path = DOC) -> None:
+    """Replace the table between the markers in docs/lava.md."""
+    text = doc.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise AtomsparkError(f"{doc}: has no {BEGIN} ... {END} markers for the table")
+    start, stop = text.index(BEGIN) + len(BEGIN), text.index(END)
+    atomic_write_text(doc, text[:start] + "\n" + table(results) + text[stop:])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -163,8 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweeps", type=Path, default=SWEEPS, help="where the paper grids' sweeps are")
     ap.add_argument("--out", type=Path, default=Path("docs/results/rsgn_fixed"))
     ap.add_argument("--overwrite", action="store_true", help="recompute runs already in the JSON")
+    ap.add_argument("--table", action="store_true", help="only write the table into docs/lava.md")
     args = ap.parse_args(argv)
     try:
+        if args.table:
+            write_table(json.loads((args.out / "accuracy.json").read_text()))
+            return 0
         runs = args.runs or finished_rsgn_runs(args.sweeps)
         if not runs:
             raise AtomsparkError(f"no trained RSGN runs given or finished under {args.sweeps}")
