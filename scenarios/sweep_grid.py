@@ -25,7 +25,8 @@ needs; dotted keys such as "optimizer.lr" and nested tables such as [set.optimiz
 
 Keys are checked against the kind's options before anything runs (unknown keys and wrong
 types are named with where they appear). Each cell's identity is a hash of its complete
-settings, so a folder's finished cells are recognised on a rerun. A grid's canonical form (the
+settings (less the keys a kind declares identity-neutral: options added later, at the value that
+behaves as before), so a folder's finished cells are recognised on a rerun. A grid's canonical form (the
 file as parsed plus the contents of every base config it names) is stored in the sweep folder;
 a different grid in the same folder is refused with a list of what differs.
 """
@@ -81,9 +82,13 @@ class Grid:
     source: Path | None = None
     canonical: dict = field(default_factory=dict)
 
-    def cells(self, build: Callable[[dict, dict], dict]) -> list[Cell]:
+    def cells(
+        self,
+        build: Callable[[dict, dict], dict],
+        identity: Callable[[dict], dict] = lambda settings: settings,
+    ) -> list[Cell]:
         """Expand the product variants x axes x seeds; `build(variant, overrides)` returns a
-        cell's complete, checked settings."""
+        cell's complete, checked settings, `identity(settings)` what the cell's id hashes."""
         axis_names = list(self.axes)
         seeds = self.seeds if self.seeds is not None else [None]
         cells: list[Cell] = []
@@ -103,7 +108,7 @@ class Grid:
                     except AtomsparkError as exc:
                         where = ", ".join(f"{k}={_show(v)}" for k, v in labels.items())
                         raise AtomsparkError(f"grid cell ({where or 'base'}): {exc}") from None
-                    cells.append(Cell(cell_id(labels, params), labels, params))
+                    cells.append(Cell(cell_id(labels, identity(params)), labels, params))
         ids = [c.id for c in cells]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)

@@ -44,9 +44,16 @@ class Kind:
     run: Callable[[dict, Path, bool], dict]  # (settings, cell folder, resume) -> results
     headline: tuple[str, ...]  # the metrics in the Markdown table and the plots
     resumable: Callable[[Path], bool] = lambda folder: False
+    identity: Callable[[dict], dict] = lambda settings: settings  # what names a cell (hashed)
 
 
 # ----- train -----------------------------------------------------------------------------------
+def _train_identity(settings: dict) -> dict:
+    from atomspark.networks.torch_path.config import identity_settings
+
+    return identity_settings(settings)
+
+
 def _train_base(base: str | None, grid_dir: Path) -> tuple[str, dict]:
     from atomspark.scenarios.cli import builtin_config
 
@@ -276,6 +283,7 @@ KINDS: dict[str, Kind] = {
         _train_run,
         ("best_accuracy", "accuracy", "activity", "loss"),
         _train_resumable,
+        _train_identity,
     ),
     "profile": _options_kind(
         "profile",

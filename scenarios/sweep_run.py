@@ -99,7 +99,9 @@ def plan_grid(path: str | os.PathLike, max_cells: int = MAX_CELLS, force: bool =
             f"grid has {n} cells, above the cap of {max_cells}: pass --force to run it all "
             "(or --max-cells N)"
         )
-    cells = grid.cells(lambda variant, overrides: kind.build(variant, overrides, grid_dir))
+    cells = grid.cells(
+        lambda variant, overrides: kind.build(variant, overrides, grid_dir), kind.identity
+    )
     return Plan(grid, kind, cells, path.read_text(encoding="utf-8"))
 
 

@@ -213,6 +213,27 @@ def test_unreachable_scheduler_is_a_clear_error_within_the_timeout(tmp_path):
     assert time.monotonic() - start < 15
 
 
+def test_options_added_later_keep_finished_cells_recognised(tmp_path, monkeypatch):
+    """A cell's id hashes its settings less the identity-neutral keys: adding an option whose
+    default behaves as before keeps every id; setting it to another value makes a new cell."""
+    from atomspark.networks.torch_path import config
+    from atomspark.scenarios.sweep_grid import cell_id
+
+    grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]')
+    (cell,) = plan_grid(grid).cells
+    before = dict(cell.params)
+    before["plasticity"] = {
+        k: v for k, v in cell.params["plasticity"].items() if f"plasticity.{k}" not in
+        config.IDENTITY_NEUTRAL
+    }  # fmt: skip
+    assert cell.id == cell_id(cell.labels, before)  # the settings as they were before the keys
+    moved = write_grid(
+        tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]\n'
+        '[set]\n"plasticity.homeostasis_signal" = "events"', "b.toml",
+    )  # fmt: skip
+    assert plan_grid(moved).cells[0].id != cell.id
+
+
 def test_folder_of_another_grid_is_refused_with_what_differs(tmp_path):
     first = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sequence"\nseeds = [0]')
     out = tmp_path / "o"

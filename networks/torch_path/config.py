@@ -244,6 +244,25 @@ _RANGES = {
     "hebb.rho_s": ("num", ">= 0"),
     "hebb.rho_u": ("num", ">= 0"),
 }
+# Options added after runs existed, with the value that behaves exactly as before they existed:
+# a config holding that value is the same run as one without the key, so sweep cells and other
+# identities hash the config without it (finished cells stay recognised when the schema grows).
+IDENTITY_NEUTRAL = {
+    "plasticity.homeostasis_signal": "alpha",
+    "plasticity.learn_thresholds": True,
+}
+
+
+def identity_settings(cfg: dict) -> dict:
+    """The config less its identity-neutral keys at their neutral values (a copy)."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in cfg.items()}
+    for key, neutral in IDENTITY_NEUTRAL.items():
+        section, _, sub = key.partition(".")
+        if isinstance(out.get(section), dict) and out[section].get(sub, neutral) == neutral:
+            out[section].pop(sub, None)
+    return out
+
+
 _CHOICES = {
     "dtype": ("float32", "float64", "auto"),
     "data.kind": ("hierarchical", "long-range"),
