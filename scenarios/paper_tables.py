@@ -217,12 +217,18 @@ def plot_activity(results: dict, path: Path = PLOT) -> Path | None:
     if floor:
         ax.axhline(100 * floor["best"]["accuracy"], color="grey", ls=":", label="mean-token floor")
     ax.axhline(23.8, color="black", ls="--", lw=0.8, label="paper's RSGN (all nodes active)")
+    ax.axhline(5.0, color="red", ls=":", lw=0.8, label="chance (20 classes)")
     if all(x > 0 for pts in series.values() for x, _ in pts):
-        ax.set_xscale("log")
+        from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+        ax.set_xscale("log")  # plain percentages on the log axis: 0.1, 0.2, 0.5, 1, 2, 5 ...
+        ax.xaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]))
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("active nodes, % (mean over ignition and every step)")
     ax.set_ylabel("best validation accuracy, %")
     ax.set_title("Sparse RSGN, hierarchical task (seed 42)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
