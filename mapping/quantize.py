@@ -9,6 +9,10 @@
   (sim/units_vn_fixed.py), which `Engine` runs and `lava_export.verify_lava` checks on Lava.
 * `vn_quantization_report(graph, fixed_graph, steps)`: float vs integer engine runs: codes,
   active sets, events, wraps and clips.
+* `quantize_rsgn_graph(graph)`: a float RSGN graph -> the engine's integer RSGN graph
+  (sim/units_rsgn_fixed.py); `fixed_rsgn_runner(runner)` runs samples through it;
+  `rsgn_quantization_report(params, config, tokens)`: float vs integer engine runs of a model on
+  token sequences: class decisions, scores, states, events, wraps and clips.
 """
 
 from __future__ import annotations
@@ -331,7 +335,8 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
     wh = quantize_weights(np.asarray(par.w_h, np.float64))
     if wh.weight_exp > 0:
         raise AtomsparkError("w_h: entries above 255 need a left shift (not modelled)")
-    st = par.init_state(pop.size)
+    ignition = par.init_state(pop.size)
+    st = fixed_rsgn_state(ignition["alpha"], ignition["h"])
     inv_t_mant, inv_t_shift = _mantissa_shift(1.0 / float(par.temperature))
     nodes = rf.RSGNFixedParams(
         thresholds=np.round(np.broadcast_to(par.kernel_arrays.thresholds, (pop.size,)) * qa).astype(
@@ -350,8 +355,8 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
         cutoff=int(np.floor(float(par.cutoff) * qa)),
         layer_norm_eps=max(1, int(round(float(par.layer_norm_eps) * 2.0 ** (2 * rf.H_FRAC)))),
         event_rule=bool(par.event_rule),
-        alpha_init=np.round(st["alpha"] * qa).astype(np.int64),
-        h_init=np.round(st["h"] * qh).astype(np.int64),
+        alpha_init=st["alpha"],
+        h_init=st["h"],
     )
     n_tgt, n_src = proj.shape  # keep every stored synapse (zero mantissas included)
     sources = np.repeat(np.arange(n_src), np.diff(proj.indptr))
@@ -359,3 +364,91 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
     mant = sp.csr_matrix((w.mantissa[targets, sources], (targets, sources)), shape=proj.shape)
     fixed_pop = Population(pop.name, pop.size, nodes)
     return Graph([fixed_pop], [Projection(proj.source, proj.target, mant)])
+
+
+def fixed_rsgn_state(alpha, h) -> dict[str, np.ndarray]:
+    """A float RSGN state (an ignition) in the integer unit's formats: alpha Q.12, h Q.10."""
+    from atomspark.sim import units_rsgn_fixed as rf
+
+    return {
+        "alpha": np.round(np.asarray(alpha, np.float64) * 2.0**rf.ALPHA_FRAC).astype(np.int64),
+        "h": np.round(np.asarray(h, np.float64) * 2.0**rf.H_FRAC).astype(np.int64),
+    }
+
+
+def fixed_rsgn_runner(runner):
+    """The integer version of a float RSGN SampleRunner (networks.sample_runner.rsgn_runner): the
+    quantised graph built once, each sample's ignition rounded as quantize_rsgn_graph rounds it;
+    outputs are the final (alpha, h) in float units, as the float runner's."""
+    from atomspark.networks.sample_runner import SampleRunner
+    from atomspark.sim import units_rsgn_fixed as rf
+
+    graph = quantize_rsgn_graph(runner.graph)
+    name = graph.populations[0].name
+
+    def to_state(tokens):
+        st = runner.to_state(tokens)[name]
+        return {name: fixed_rsgn_state(st["alpha"], st["h"])}
+
+    def read(eng):
+        st = eng.state[name]
+        return st["alpha"] * 2.0**-rf.ALPHA_FRAC, st["h"] * 2.0**-rf.H_FRAC
+
+    return SampleRunner(graph, to_state, read)
+
+
+@dataclass(frozen=True)
+class RSGNQuantizationReport:
+    """Float vs integer engine runs of one RSGN model on the same token sequences, each for the
+    model's K + 1 steps, final states and class scores compared in float units.
+
+    decision_agreement: fraction of samples with the same predicted class; score_max_abs_error
+    (score_max_abs: the float run's largest |score|, for scale); alpha_max_abs_error,
+    h_max_abs_error (h_max_abs: the float run's largest |h|): final states; active_set_agreement:
+    fraction of nodes whose (alpha > cutoff) agrees at the end; events_float / events_fixed:
+    vector events sent in total; wraps / clips: overflows the integer run counted."""
+
+    samples: int
+    steps: int
+    decision_agreement: float
+    score_max_abs_error: float
+    score_max_abs: float
+    alpha_max_abs_error: float
+    h_max_abs_error: float
+    h_max_abs: float
+    active_set_agreement: float
+    events_float: int
+    events_fixed: int
+    wraps: int
+    clips: int
+
+
+def rsgn_quantization_report(params, config, tokens) -> RSGNQuantizationReport:
+    """Run `tokens` (B, L, d_in) through the model's float and integer engine graphs
+    (rsgn_runner, fixed_rsgn_runner) and compare the readouts and final states."""
+    from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores
+
+    tokens = as_finite_array("tokens", tokens, ndim=3)
+    float_runner = rsgn_runner(params, config)
+    steps = config.n_steps + 1
+    runs_f = float_runner.run(tokens, steps)
+    runs_q = fixed_rsgn_runner(float_runner).run(tokens, steps)
+    scores_f, scores_q = rsgn_scores(params, runs_f.outputs), rsgn_scores(params, runs_q.outputs)
+    alpha_f, h_f = (np.stack(x) for x in zip(*runs_f.outputs))
+    alpha_q, h_q = (np.stack(x) for x in zip(*runs_q.outputs))
+    cut = float(config.cutoff)
+    return RSGNQuantizationReport(
+        samples=len(tokens),
+        steps=steps,
+        decision_agreement=float(np.mean(scores_f.argmax(1) == scores_q.argmax(1))),
+        score_max_abs_error=float(np.abs(scores_f - scores_q).max()),
+        score_max_abs=float(np.abs(scores_f).max()),
+        alpha_max_abs_error=float(np.abs(alpha_f - alpha_q).max()),
+        h_max_abs_error=float(np.abs(h_f - h_q).max()),
+        h_max_abs=float(np.abs(h_f).max()),
+        active_set_agreement=float(np.mean((alpha_f > cut) == (alpha_q > cut))),
+        events_float=int(sum(p.events.sum() for p in runs_f.profiles)),
+        events_fixed=int(sum(p.events.sum() for p in runs_q.profiles)),
+        wraps=int(sum(p.wraps.sum() for p in runs_q.profiles)),
+        clips=int(sum(p.clips.sum() for p in runs_q.profiles)),
+    )

@@ -332,13 +332,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="the input the graph is compiled for: first sample of a .npy, or builtin:N;"
         " VN models take (B, d) signals, RSGN models (B, L, d_in) token sequences",
     )
-    exp.add_argument("--fixed", action="store_true", help="quantise to Loihi fixed point (VN)")
+    exp.add_argument(
+        "--fixed",
+        action="store_true",
+        help="quantise to Loihi fixed point (VN: --frac-bits; RSGN: alpha Q.12, h Q.10)",
+    )
     exp.add_argument(
         "--verify",
         action="store_true",
         help="run the bundle on Lava's Loihi2SimCfg and compare with the engine",
     )
-    exp.add_argument("--steps", type=int, default=100, help="steps for verification/quantisation")
+    exp.add_argument(
+        "--steps",
+        type=int,
+        default=100,
+        help="steps for verification and the VN quantisation report (RSGN's report: its K + 1)",
+    )
     exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
     exp.add_argument(
         "--report",

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.rsgn_compile import compile_rsgn_tokens
 from atomspark.networks.vn_compile import compile_vn_model
@@ -23,9 +24,9 @@ from atomspark.sim.validation import AtomsparkError, require_int
 TARGETS = ("lava", "nir", "networkx")
 
 
-def graph_for_first_input(loaded: LoadedModel, inputs: str) -> Graph:
+def graph_for_first_input(loaded: LoadedModel, samples: np.ndarray) -> Graph:
     """The engine graph of the model on the first input sample (VN drive / RSGN ignition)."""
-    first = read_inputs(inputs, loaded)[0]
+    first = samples[0]
     if loaded.kind == "vn":
         return compile_vn_model(loaded.model, first)
     params, config = loaded.model
@@ -47,6 +48,8 @@ def export_model(
     hardware: str = "loihi2",
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
+    `fixed`: quantise to Loihi fixed point and log the quantisation's error (VN: over `steps`
+    steps of the exported graph; RSGN: over all of `inputs`, each the model's K + 1 steps);
     `report`: also write deployment.json (per-core use against `hardware`'s limits)."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
@@ -55,11 +58,12 @@ def export_model(
     steps = require_int("--steps", steps, minimum=1)
     frac_bits = require_int("--frac-bits", frac_bits, minimum=1)
     loaded = load_model(model_path)
-    graph = graph_for_first_input(loaded, inputs)
+    samples = read_inputs(inputs, loaded)
+    graph = graph_for_first_input(loaded, samples)
     out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     if fixed:
-        graph, result["quantization"] = _quantize(loaded, graph, steps, frac_bits, log)
+        graph, result["quantization"] = _quantize(loaded, graph, samples, steps, frac_bits, log)
     if report:
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
     if to == "lava":
@@ -107,12 +111,12 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
     return {"fits": rep.fits, "cores": len(rep.cores), "problems": rep.problems}
 
 
-def _quantize(loaded: LoadedModel, graph: Graph, steps: int, frac_bits: int, log) -> tuple:
-    if loaded.kind != "vn":
-        raise AtomsparkError(
-            "--fixed: RSGN bundles have no fixed-point model yet (the integer unit "
-            "sim/units_rsgn_fixed.py is not wired into export); export in float"
-        )
+def _quantize(
+    loaded: LoadedModel, graph: Graph, samples: np.ndarray, steps: int, frac_bits: int, log
+) -> tuple:
+    """The integer graph and its quantisation report (logged in one line)."""
+    if loaded.kind == "rsgn":
+        return _quantize_rsgn(loaded, graph, samples, log)
     from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
 
     fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
@@ -123,6 +127,23 @@ def _quantize(loaded: LoadedModel, graph: Graph, steps: int, frac_bits: int, log
         f"agreement {report.active_set_agreement:.3f}, wraps {report.wraps}, clips {report.clips}"
     )
     return fixed_graph, asdict(report)
+
+
+def _quantize_rsgn(loaded: LoadedModel, graph: Graph, samples: np.ndarray, log) -> tuple:
+    from atomspark.mapping.quantize import quantize_rsgn_graph, rsgn_quantization_report
+
+    params, config = loaded.model
+    fixed_graph = quantize_rsgn_graph(graph)
+    r = rsgn_quantization_report(params, config, samples)
+    log(
+        f"[export] quantised to Loihi fixed point (alpha Q.12, h Q.10, 8-bit weights), float vs "
+        f"integer engine on {r.samples} sample(s) x {r.steps} steps: same class "
+        f"{r.decision_agreement:.3f}, score error max {r.score_max_abs_error:.3g} (max |score| "
+        f"{r.score_max_abs:.3g}), alpha error max {r.alpha_max_abs_error:.3g}, h error max "
+        f"{r.h_max_abs_error:.3g} (max |h| {r.h_max_abs:.3g}), active-set agreement "
+        f"{r.active_set_agreement:.3f}, wraps {r.wraps}, clips {r.clips}"
+    )
+    return fixed_graph, asdict(r)
 
 
 def _verify(bundle: Path, steps: int, log) -> dict:

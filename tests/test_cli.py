@@ -115,18 +115,57 @@ def test_export_nir_and_networkx(vn_file, tmp_path):
     assert g.number_of_nodes() == 16
 
 
-def test_export_errors_are_named(vn_file, rsgn_file, tmp_path, capsys):
-    assert (
-        main(["export", str(rsgn_file), "--to", "lava", "--fixed", "--out", str(tmp_path / "x")])
-        == 2
-    )
-    assert "no fixed-point model" in capsys.readouterr().err
+def test_export_errors_are_named(vn_file, tmp_path, capsys):
     assert (
         main(["export", str(vn_file), "--to", "nir", "--verify", "--out", str(tmp_path / "y")]) == 2
     )
     assert "only the Lava export is verified" in capsys.readouterr().err
     assert main(["profile", str(tmp_path / "missing.npz")]) == 2
     assert "missing.npz: does not exist" in capsys.readouterr().err
+
+
+def test_export_rsgn_fixed_point_bundle_equals_the_integer_engine(rsgn_file, tmp_path, capsys):
+    """--fixed on an RSGN: the quantisation report in one line, and the bundle's NumPy reference
+    run equals the integer engine running the first sample, bit for bit."""
+    from atomspark.mapping.lava_export import load_bundle
+    from atomspark.mapping.lava_net import alpha_record, reference_run
+    from atomspark.mapping.quantize import fixed_rsgn_runner
+    from atomspark.networks.rsgn_compile import NODE_POPULATION
+    from atomspark.networks.sample_runner import rsgn_runner
+
+    tokens = np.random.default_rng(3).standard_normal((3, 10, 6))
+    np.save(tmp_path / "tokens.npy", tokens)
+    out = tmp_path / "bundle"
+    argv = ["export", str(rsgn_file), "--to", "lava", "--fixed", "--input"]
+    assert main(argv + [str(tmp_path / "tokens.npy"), "--out", str(out)]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if "quantised" in s)
+    assert "on 3 sample(s) x 4 steps: same class" in line and "wraps 0, clips 0" in line
+    q = json.loads((out / "export.json").read_text())["quantization"]
+    assert q["samples"] == 3 and q["steps"] == 4 and 0.0 <= q["decision_agreement"] <= 1.0
+    assert q["alpha_max_abs_error"] < 0.05 and q["h_max_abs_error"] < 0.1 * q["h_max_abs"]
+    assert q["events_fixed"] > 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["arithmetic"] == "fixed" and meta["select_tag"] == "fixed_pt"
+    assert meta["populations"][0]["lava_process"] == "RSGNFixedNodes"
+    params, cfg = rsgn.load_model(rsgn_file)
+    runner = fixed_rsgn_runner(rsgn_runner(params, cfg))
+    run = runner.run(tokens[:1], 6, record=((NODE_POPULATION, "alpha"),))
+    engine_alpha = run.traces[0][(NODE_POPULATION, "alpha")]
+    ref = reference_run(load_bundle(out), 6)[alpha_record(NODE_POPULATION)]
+    assert ref.dtype == np.int64 and np.any(ref[-1] > 0)
+    assert np.array_equal(ref, engine_alpha)
+
+
+@pytest.mark.lava
+def test_export_lava_rsgn_fixed_point_verifies_bit_exact(rsgn_file, tmp_path):
+    pytest.importorskip("lava")
+    out = tmp_path / "bundle"
+    argv = ["export", str(rsgn_file), "--to", "lava", "--fixed", "--verify", "--steps", "5"]
+    assert main(argv + ["--out", str(out)]) == 0
+    verify = json.loads((out / "export.json").read_text())["verify"]
+    assert verify["passed"] and verify["tolerance"] == 0.0
+    assert max(verify["lava_vs_engine"].values()) == 0.0
+    assert max(verify["lava_vs_reference"].values()) == 0.0
 
 
 @pytest.mark.skipif(importlib.util.find_spec("lava") is not None, reason="Lava is installed")
