@@ -5,9 +5,9 @@ For a model file written by `train` (VN or RSGN) and a data set, `compare`:
 (a) runs the torch module on the chosen device, batched and dense, timed; on CUDA the energy is
     measured with NVML when pynvml is present, otherwise it comes from the GPU's hardware
     description (roofline model of the dense equivalent, mapping/costs.py); the output says which;
-(b) runs the event engine one sample at a time, in float and (VN, where the engine has an integer
-    atom) in fixed point, and prices its counters on the neuromorphic chip (placement + energy
-    model, mapping/costs.compare_costs), per sample;
+(b) runs the event engine one sample at a time, in float and in Loihi fixed point (the integer
+    VN atom, where the model has no hard top-k; the integer RSGN node), and prices its counters
+    on the neuromorphic chip (placement + energy model, mapping/costs.compare_costs), per sample;
 and reports agreement of outputs (max / mean absolute error against torch, decision agreement:
 RSGN the predicted class, VN the support of the codes), task accuracy (RSGN) or relative
 reconstruction error (VN), active fraction, wall time per sample here, energy and latency per
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from atomspark.mapping.costs import compare_costs
-from atomspark.mapping.quantize import fixed_vn_runner
+from atomspark.mapping.quantize import fixed_rsgn_runner, fixed_vn_runner
 from atomspark.networks.model_io import atomic_write_text, check_file_format, load_npy
 from atomspark.networks.rsgn.dynamics import ignition, initial_state
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
@@ -180,9 +180,14 @@ def rsgn_event_graph(
     return Graph([Population(pop.name, pop.size, nodes)], graph.projections)
 
 
-def _rsgn_engine(params, config, tokens: np.ndarray, cutoff: float | None = None):
-    """Scores (B, C), final alpha (B, N), per-sample profiles, the graph, wall s per sample."""
+def _rsgn_engine(
+    params, config, tokens: np.ndarray, cutoff: float | None = None, fixed: bool = False
+):
+    """Scores (B, C), final alpha (B, N), per-sample profiles, the graph, wall s per sample;
+    `fixed`: the integer RSGN nodes (fixed_rsgn_runner), states read back in float units."""
     runner = rsgn_runner(params, config, rsgn_event_graph(params, config, tokens[0], cutoff))
+    if fixed:
+        runner = fixed_rsgn_runner(runner)
     t0 = time.perf_counter()
     runs = runner.run(tokens, config.n_steps + 1)
     wall = (time.perf_counter() - t0) / len(tokens)
@@ -345,6 +350,23 @@ def rsgn_cutoff_sweep(
     return rows
 
 
+def _rsgn_fixed_entry(params, config, x, labels, scores_t, scores_float, hardware, gpu) -> dict:
+    """The integer RSGN nodes (alpha Q.12, h Q.10, 8-bit weights) on the same samples: accuracy,
+    agreement with torch and with the float engine, wraps and clips, chip costs."""
+    scores, _, profiles, graph, wall = _rsgn_engine(params, config, x, fixed=True)
+    costs = _chip_costs(graph, profiles, hardware, gpu, len(x), params.positions)
+    entry = _engine_entry(
+        costs, wall, _mean_active_fraction(profiles), rsgn_agreement(scores_t, scores)
+    )
+    entry["accuracy"] = _accuracy(scores, labels)
+    entry["agreement_vs_engine_float"] = rsgn_agreement(scores_float, scores)
+    entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
+    entry["formats"] = "alpha Q.12, h Q.10, 8-bit weights (mapping/quantize.quantize_rsgn_graph)"
+    entry["wraps"] = int(sum(p.wraps.sum() for p in profiles))
+    entry["clips"] = int(sum(p.clips.sum() for p in profiles))
+    return entry
+
+
 def compare(
     model_path: str | os.PathLike,
     data,
@@ -359,7 +381,7 @@ def compare(
     overwrite: bool = False,
 ) -> dict:
     """Run a trained model (model.npz from `train`) on `data` in torch (dense, on `device`) and on
-    the event engine (float; VN also fixed point when `fixed_point`), and write comparison.json
+    the event engine (float; also fixed point when `fixed_point`), and write comparison.json
     plus plots to out_dir. `steps`: engine step budget per VN sample (RSGN runs its K steps + 1).
     `cutoffs`: RSGN event-cutoff sweep (None: skip). `dtype` of the torch run: float32, float64
     or None (float32 on CUDA, float64 on CPU). Returns the report dict."""
@@ -399,6 +421,7 @@ def compare(
                 costs_q, wall_q, _mean_active_fraction(prof_q), vn_agreement(codes_t, codes_q)
             )
             entry["reconstruction_error"] = vn_reconstruction_error(model, x, codes_q)
+            entry["agreement_vs_engine_float"] = vn_agreement(codes_f, codes_q)
             entry["frac_bits"] = FIXED_FRAC_BITS
             entry["wraps"] = int(sum(p.wraps.sum() for p in prof_q))
             entry["clips"] = int(sum(p.clips.sum() for p in prof_q))
@@ -432,18 +455,16 @@ def compare(
         entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
         backends["engine_float"] = entry
         if fixed_point:
-            backends["engine_fixed"] = {
-                "supported": False,
-                "reason": (
-                    "the integer RSGN unit (sim/units_rsgn_fixed.py) is not wired into compare "
-                    "yet; float vs fixed: benchmarks/rsgn_fixed_accuracy.py"
-                ),
-            }
+            backends["engine_fixed"] = _rsgn_fixed_entry(
+                params, config, x, labels, scores_t, scores_e, hardware, gpu
+            )
+        chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
+        chip = backends[chip_name]
         report["gpu_fair"] = rsgn_gpu_side(
-            params, config, graph_e, x, gpu, entry["energy_per_sample_j"],
-            entry["latency_per_sample_s"], torch_device,
+            params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
+            chip["latency_per_sample_s"], torch_device,
         )  # fmt: skip
-        report["gpu_fair"]["chip_backend"] = "engine_float"
+        report["gpu_fair"]["chip_backend"] = chip_name
         if cutoffs:
             report["cutoff_sweep"] = rsgn_cutoff_sweep(
                 params, config, x, labels, scores_t, cutoffs, hardware, gpu

@@ -6,6 +6,9 @@ import json
 import numpy as np
 import pytest
 from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.quantize import quantize_rsgn_graph
+from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
+from atomspark.sim.engine import Engine
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -82,6 +85,7 @@ def test_vn_engine_agrees_with_torch(vn_model, tmp_path):
     # fixed point: 8-bit weight mantissas, codes in 2^-12 units, no overflow at this size
     assert q["wraps"] == 0 and q["clips"] == 0
     assert q["agreement_vs_torch"]["max_abs_error"] < 0.25 * agree["max_abs_code"]
+    assert q["agreement_vs_engine_float"]["max_abs_error"] < 0.25 * agree["max_abs_code"]
     for entry in (f, q):
         _check_costs(entry)
     assert t["energy_per_sample_j"] > 0 and "model" in t["energy_source"]
@@ -102,13 +106,37 @@ def test_rsgn_engine_agrees_with_torch_and_reference(rsgn_model, tmp_path):
     expected = float(np.mean(rsgn.forward(params, config, ds.tokens).scores.argmax(1) == ds.labels))
     assert t["accuracy"] == e["accuracy"] == expected
     _check_costs(e)
-    assert report["backends"]["engine_fixed"]["supported"] is False
+    # fixed point: the integer nodes, each sample compiled and quantised on its own here
+    q = report["backends"]["engine_fixed"]
+    fixed_scores = []
+    for tokens in ds.tokens:
+        eng = Engine(quantize_rsgn_graph(compile_rsgn_tokens(params, config, tokens)))
+        eng.run(config.n_steps + 1)
+        st = eng.state[NODE_POPULATION]
+        fixed_scores.append((st["alpha"][:, None] * st["h"]).sum(0) / 2**22)
+    fixed_scores = np.stack(fixed_scores) @ params.cls_w + params.cls_b
+    assert q["accuracy"] == float(np.mean(fixed_scores.argmax(1) == ds.labels))
+    float_classes = rsgn.forward(params, config, ds.tokens).scores.argmax(1)
+    assert q["agreement_vs_engine_float"]["decision_agreement"] == float(
+        np.mean(fixed_scores.argmax(1) == float_classes)
+    )
+    assert q["agreement_vs_torch"]["max_abs_error"] < 0.1 * q["agreement_vs_torch"]["max_abs_score"]
+    assert q["wraps"] == 0 and q["clips"] == 0
+    _check_costs(q)
+    assert report["gpu_fair"]["chip_backend"] == "engine_fixed"
     sweep = report["cutoff_sweep"]
     assert [r["cutoff"] for r in sweep] == list(cutoffs)
     assert all(0.0 <= r["mean_active_fraction"] <= 1.0 for r in sweep)
     assert sweep[-1]["mean_active_fraction"] <= sweep[0]["mean_active_fraction"]
     assert sweep[-1]["synops_per_sample"] <= sweep[0]["synops_per_sample"]
     assert (tmp_path / "cutoff_sweep.png").stat().st_size > 0
+
+
+def test_rsgn_no_fixed_skips_the_integer_engine(rsgn_model, tmp_path):
+    ds = hierarchical_sequences(n=2, length=12, dim=4, n_classes=3, seed=6)
+    report = compare(rsgn_model, ds, tmp_path, device="cpu", fixed_point=False, cutoffs=None)
+    assert set(report["backends"]) == {"torch", "engine_float"}
+    assert report["gpu_fair"]["chip_backend"] == "engine_float"
 
 
 def test_data_not_matching_the_model_is_refused(vn_model, rsgn_model, tmp_path):
