@@ -47,7 +47,7 @@ def alpha_record(name: str) -> str:
 
 @dataclass(frozen=True)
 class LavaPopulation:
-    """One Lava neuron Process: model 'lif' or 'vn', arithmetic 'float' or 'fixed'.
+    """One Lava neuron Process: model 'lif', 'vn' or 'rsgn', arithmetic 'float' or 'fixed'.
 
     scalars: du, dv, vth (LIF); eta, event_threshold (VN float); eta_mant, eta_shift, frac_bits,
     c_shift (VN fixed); width, temperature, signal_gain, cutoff, layer_norm_eps, event_rule
