@@ -31,7 +31,7 @@ GRID_DIR = Path(__file__).resolve().parent / "configs" / "grids"
 GRIDS = {
     "main": ("rsgn-paper-main-seed42", "rsgn-paper-main-seeds43-44"),
     "ablation": ("rsgn-paper-ablation",),
-    "activity": ("rsgn-paper-activity",),
+    "activity": ("rsgn-paper-activity", "rsgn-paper-activity-50-epochs"),
 }
 SWEEPS = Path("results") / "sweeps"  # the sweep verb's default: results/sweeps/<grid file stem>
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "rsgn"

@@ -166,20 +166,21 @@ def ablation_table(results: dict) -> tuple[str, list[str]]:
 def activity_table(results: dict) -> tuple[str, list[str]]:
     """Sparse RSGN at each homeostatic target: with propagation (K 5) and without (K 0)."""
     head = (
-        "| target | ignition width | K | best val. acc. % | last-epoch acc. % "
+        "| target | ignition width | K | epochs | best val. acc. % | last-epoch acc. % "
         "| activity all steps / last step (last epoch) | engine: acc. % / activity "
-        "| Loihi 2 energy per sequence |\n|---|---|---|---|---|---|---|---|\n"
+        "| Loihi 2 energy per sequence |\n|---|---|---|---|---|---|---|---|---|\n"
     )
     rows, missing = [], []
     for name, _, cell in cells("activity"):
         m = cell.params["model"]
         target, sigma, k = m["target_activity"], m["ignition_sigma"], m["n_steps"]
+        lead = f"| {target:g} | {sigma:g} | {k} | {cell.params['epochs']} |"
         r = results.get(("activity", name))
         if r is None:
             missing.append(f"activity/{name}")
-            rows.append(f"| {target:g} | {sigma:g} | {k} | missing | | | | |")
+            rows.append(f"{lead} missing | | | | |")
         else:
-            rows.append(f"| {target:g} | {sigma:g} | {k} | {_activity_row(r)} |")
+            rows.append(f"{lead} {_activity_row(r)} |")
     return head + "\n".join(rows) + "\n", missing
 
 
@@ -200,19 +201,22 @@ def plot_activity(results: dict, path: Path = PLOT) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series = {5: [], 0: []}
+    series = {(5, 10): [], (0, 10): []}  # (K, epochs) -> points
     for (grid, _), r in results.items():
         if grid == "activity" and r["last"].get("activity_steps") is not None:
-            k = r["config"]["model"]["n_steps"]
-            series.setdefault(k, []).append((r["last"]["activity_steps"], r["best"]["accuracy"]))
+            key = (r["config"]["model"]["n_steps"], r["config"]["epochs"])
+            point = (r["last"]["activity_steps"], r["best"]["accuracy"])
+            series.setdefault(key, []).append(point)
     if not any(series.values()):
         return None
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for k, pts in series.items():
+    for (k, epochs), pts in series.items():
         if pts:
             x, y = zip(*sorted(pts))
-            label = "K = 0 (ignition, readout)" if k == 0 else f"K = {k} (propagation)"
-            ax.plot([100 * v for v in x], [100 * v for v in y], "o-", label=label)
+            what = "ignition, readout" if k == 0 else "propagation"
+            style = "o-" if epochs == 10 else "s--"
+            label = f"K = {k} ({what}), {epochs} epochs"
+            ax.plot([100 * v for v in x], [100 * v for v in y], style, label=label)
     floor = results.get(("main", "hierarchical-floor-sklearn"))
     if floor:
         ax.axhline(100 * floor["best"]["accuracy"], color="grey", ls=":", label="mean-token floor")

@@ -116,8 +116,12 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
 
 
 def test_no_propagation_control_is_ignition_then_readout():
-    k0 = [c for name, _, c in paper_grid.cells("activity") if name.endswith("-k0")]
-    assert len(k0) == len(paper_grid.cells("activity")) // 2
+    cells = paper_grid.cells("activity")
+    k0 = [c for _, _, c in cells if c.params["model"]["n_steps"] == 0]
+    assert len(k0) == len(cells) // 2  # every K = 5 point has its control
+    k5 = {(c.params["model"]["target_activity"], c.params["epochs"]) for _, _, c in cells
+          if c.params["model"]["n_steps"] == 5}  # fmt: skip
+    assert k5 == {(c.params["model"]["target_activity"], c.params["epochs"]) for c in k0}
     cfg = k0[0].params
     torch.manual_seed(0)
     module = build_model(cfg, 32, {"n_classes": 20}, "cpu", torch.float64)
