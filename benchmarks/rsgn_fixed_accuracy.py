@@ -24,22 +24,26 @@ import os
 import platform
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from atomspark.mapping.quantize import quantize_rsgn_graph
+import scipy.sparse as sp
+from atomspark.mapping.quantize import _dense_weights, quantize_rsgn_graph, quantize_weights
 from atomspark.networks.model_io import atomic_write_text, read_task
 from atomspark.networks.rsgn.model import load_model
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
 from atomspark.networks.torch_path.config import validate_config
 from atomspark.networks.torch_path.training import build_data
 from atomspark.sim.engine import Engine
+from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units_rsgn_fixed import ALPHA_FRAC, H_FRAC
 from atomspark.sim.validation import AtomsparkError
 from tqdm import tqdm
 
 SWEEPS = Path("results") / "sweeps"
+CONFIGS = Path(__file__).resolve().parents[1] / "scenarios" / "configs"
 PAPER_GRIDS = "rsgn-paper-*"
 
 
@@ -76,19 +80,43 @@ def run_name(run: Path) -> str:
     return name
 
 
+WEIGHT_ABLATIONS = {"weights": ("w", "w_h"), "w": ("w",), "w_h": ("w_h",)}
+
+
+def rounded_weights(graph: Graph, which: tuple[str, ...]) -> Graph:
+    """The float graph with W (between nodes) and/or W_h (the hidden transform) rounded to their
+    8-bit Lava mantissas and shared exponents (the fixed-point graph's weights, dequantised), all
+    else float: the part of the fixed-point error that the weight format alone causes."""
+    pop, (proj,) = graph.populations[0], graph.projections
+    params = pop.params
+    if "w_h" in which:
+        wh = quantize_weights(np.asarray(params.w_h, np.float64))
+        params = replace(params, w_h=wh.mantissa * 2.0**wh.weight_exp)
+    if "w" in which:
+        w = quantize_weights(_dense_weights(proj))
+        sources = np.repeat(np.arange(proj.shape[1]), np.diff(proj.indptr))
+        targets = proj.indices.astype(np.int64)  # every stored synapse, as the fixed graph keeps
+        values = w.mantissa[targets, sources] * 2.0**w.weight_exp
+        rounded = sp.csr_matrix((values, (targets, sources)), shape=proj.shape)
+        proj = Projection(proj.source, proj.target, rounded)
+    return Graph([Population(pop.name, pop.size, params)], [proj])
+
+
 def evaluate(run: Path, samples: int | None) -> dict:
     """Float and integer engine on the first `samples` validation sequences of the run's task."""
     params, config = load_model(run / "model.npz")
     cfg = task_of(run)
     _, _, x_val, y_val, _ = build_data(cfg)
     x_val, y_val = x_val[:samples], y_val[:samples]
-    scores = {"float": [], "fixed": []}
-    active = {"float": [], "fixed": []}
+    scores = {k: [] for k in ("float", "fixed", *WEIGHT_ABLATIONS)}
+    active = {k: [] for k in scores}
     wraps = clips = 0
     t0 = time.perf_counter()
     for tokens in tqdm(x_val, desc=run_name(run), leave=False):
         graph = compile_rsgn_tokens(params, config, tokens)
-        for arithmetic, g in (("float", graph), ("fixed", quantize_rsgn_graph(graph))):
+        runs = [("float", graph), ("fixed", quantize_rsgn_graph(graph))]
+        runs += [(k, rounded_weights(graph, which)) for k, which in WEIGHT_ABLATIONS.items()]
+        for arithmetic, g in runs:
             eng = Engine(g)
             prof = eng.run(config.n_steps + 1)
             state = eng.state[NODE_POPULATION]
@@ -102,6 +130,7 @@ def evaluate(run: Path, samples: int | None) -> dict:
             )
             active[arithmetic].append(float(np.mean(alpha > config.cutoff)))
     sf, sq = np.stack(scores["float"]), np.stack(scores["fixed"])
+    rounded = {k: np.stack(scores[k]).argmax(1) for k in WEIGHT_ABLATIONS}
     final = (
         json.loads((run / "final_metrics.json").read_text())
         if (run / "final_metrics.json").is_file()
@@ -120,6 +149,10 @@ def evaluate(run: Path, samples: int | None) -> dict:
         "accuracy_float": float(np.mean(sf.argmax(1) == y_val)),
         "accuracy_fixed": float(np.mean(sq.argmax(1) == y_val)),
         "decision_agreement": float(np.mean(sf.argmax(1) == sq.argmax(1))),
+        "rounded_weights_only": {  # float nodes, 8-bit weights: accuracy, same class as float
+            k: [float(np.mean(p == y_val)), float(np.mean(p == sf.argmax(1)))]
+            for k, p in rounded.items()
+        },
         "max_abs_score_error": float(np.abs(sf - sq).max()),
         "max_abs_score": float(np.abs(sf).max()),
         "final_activity_float": float(np.mean(active["float"])),
@@ -163,24 +196,34 @@ def table(results: dict) -> str:
     """The Markdown table of every run in the results, with their date and machine."""
     head = (
         "| run | task | mode, N, K | epochs | float acc. % | fixed acc. % | same class % "
+        "| same class % with only W_h / only W / both 8-bit (float nodes) "
         "| max score error (max score) | active (float / fixed) | wraps / clips | chance % |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
+        ablation = r.get("rounded_weights_only")
+        weights = (
+            " / ".join(f"{100 * ablation[k][1]:.1f}" for k in ("w_h", "w", "weights"))
+            if ablation
+            else "-"
+        )
         rows.append(
             f"| {name} | {r['task']} | {r['mode']}, {r['n_nodes']}, {r['n_steps']} "
             f"| {r['epochs']} | {100 * r['accuracy_float']:.1f} | {100 * r['accuracy_fixed']:.1f} "
-            f"| {100 * r['decision_agreement']:.1f} "
+            f"| {100 * r['decision_agreement']:.1f} | {weights} "
             f"| {r['max_abs_score_error']:.3g} ({r['max_abs_score']:.3g}) "
             f"| {r['final_activity_float']:.3f} / {r['final_activity_fixed']:.3f} "
             f"| {r['wraps']} / {r['clips']} | {100 * r['chance']:.0f} |"
         )
     samples = sorted({r["samples"] for r in results["runs"].values()})
+    dates = sorted(r.get("date", results["date"])[:16] for r in results["runs"].values())
+    machines = sorted({r.get("machine", results["machine"]) for r in results["runs"].values()})
     note = (
         f"\n`python benchmarks/rsgn_fixed_accuracy.py --table` from "
-        f"docs/results/rsgn_fixed/accuracy.json ({results['date'][:16]} UTC, {results['machine']}); "
-        f"all validation sequences of each task ({', '.join(map(str, samples))}).\n"
+        f"docs/results/rsgn_fixed/accuracy.json (runs evaluated {dates[0]} to {dates[-1]} UTC on "
+        f"{'; '.join(machines)}); all validation sequences of each task "
+        f"({', '.join(map(str, samples))}).\n"
     )
     return head + "\n".join(rows) + "\n" + note
 
@@ -194,22 +237,51 @@ def write_table(results: dict, doc: Path = DOC) -> None:
     atomic_write_text(doc, text[:start] + "\n" + table(results) + text[stop:])
 
 
+def trained_published(spec: str, runs: Path) -> Path:
+    """`TASK:EPOCHS` (hierarchical:15): the paper's published configuration for that task at its
+    full sizes, trained for EPOCHS epochs (cosine over those epochs) into runs/TASK-EPOCHS-epochs;
+    a finished run there is reused."""
+    from atomspark.networks.torch_path.config import load_config
+    from atomspark.networks.torch_path.training import train
+
+    task, _, epochs = spec.partition(":")
+    if task not in ("hierarchical", "long-range") or not epochs.isdigit() or int(epochs) < 1:
+        raise AtomsparkError(f"--train {spec!r}: expected hierarchical:N or long-range:N")
+    run = runs / f"{task}-{epochs}-epochs"
+    if not (run / "model.npz").is_file():
+        cfg = load_config(CONFIGS / f"rsgn-paper-{task}.toml")
+        train({**cfg, "epochs": int(epochs)}, run, resume=(run / "checkpoint.pt").is_file())
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "runs", nargs="*", type=Path, help="run folders (default: finished paper cells)"
-    )
+        "runs_given", nargs="*", type=Path, metavar="RUN",
+        help="run folders (default: finished paper cells)",
+    )  # fmt: skip
     ap.add_argument("--samples", type=int, default=None, help="validation sequences (default all)")
     ap.add_argument("--sweeps", type=Path, default=SWEEPS, help="where the paper grids' sweeps are")
     ap.add_argument("--out", type=Path, default=Path("docs/results/rsgn_fixed"))
     ap.add_argument("--overwrite", action="store_true", help="recompute runs already in the JSON")
     ap.add_argument("--table", action="store_true", help="only write the table into docs/lava.md")
+    ap.add_argument(
+        "--train",
+        action="append",
+        default=[],
+        metavar="TASK:EPOCHS",
+        help="also train (or reuse) the published model of a paper task for EPOCHS epochs "
+        "under --runs and evaluate it, e.g. --train hierarchical:15 --train long-range:5",
+    )
+    ap.add_argument("--runs", type=Path, default=Path("results/rsgn_fixed"), help="for --train")
     args = ap.parse_args(argv)
     try:
         if args.table:
             write_table(json.loads((args.out / "accuracy.json").read_text()))
             return 0
-        runs = args.runs or finished_rsgn_runs(args.sweeps)
+        trained = [trained_published(spec, args.runs) for spec in args.train]
+        runs = args.runs_given + trained if (args.runs_given or trained) else []
+        runs = runs or finished_rsgn_runs(args.sweeps)
         if not runs:
             raise AtomsparkError(f"no trained RSGN runs given or finished under {args.sweeps}")
         path = args.out / "accuracy.json"
@@ -221,7 +293,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: in {path} already (--overwrite recomputes)")
                 continue
             row = evaluate(run, args.samples)
-            row.update(loadavg=list(os.getloadavg()))
+            row.update(
+                loadavg=list(os.getloadavg()),
+                date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                machine=f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs (shared)",
+            )
             results["runs"][name] = row
             results.update(
                 command="python benchmarks/rsgn_fixed_accuracy.py",

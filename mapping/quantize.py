@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +28,10 @@ from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.models import model_of
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
 from atomspark.sim.units_vn_fixed import ETA_MANT_BITS, VNFixedParams
+
+if TYPE_CHECKING:
+    from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
+    from atomspark.networks.sample_runner import SampleRunner
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
 
 
@@ -366,7 +371,7 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
     return Graph([fixed_pop], [Projection(proj.source, proj.target, mant)])
 
 
-def fixed_rsgn_state(alpha, h) -> dict[str, np.ndarray]:
+def fixed_rsgn_state(alpha: np.ndarray, h: np.ndarray) -> dict[str, np.ndarray]:
     """A float RSGN state (an ignition) in the integer unit's formats: alpha Q.12, h Q.10."""
     from atomspark.sim import units_rsgn_fixed as rf
 
@@ -376,7 +381,7 @@ def fixed_rsgn_state(alpha, h) -> dict[str, np.ndarray]:
     }
 
 
-def fixed_rsgn_runner(runner):
+def fixed_rsgn_runner(runner: SampleRunner) -> SampleRunner:
     """The integer version of a float RSGN SampleRunner (networks.sample_runner.rsgn_runner): the
     quantised graph built once, each sample's ignition rounded as quantize_rsgn_graph rounds it;
     outputs are the final (alpha, h) in float units, as the float runner's."""
@@ -423,7 +428,9 @@ class RSGNQuantizationReport:
     clips: int
 
 
-def rsgn_quantization_report(params, config, tokens) -> RSGNQuantizationReport:
+def rsgn_quantization_report(
+    params: RSGNParams, config: RSGNConfig, tokens: np.ndarray
+) -> RSGNQuantizationReport:
     """Run `tokens` (B, L, d_in) through the model's float and integer engine graphs
     (rsgn_runner, fixed_rsgn_runner) and compare the readouts and final states."""
     from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores

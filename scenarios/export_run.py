@@ -58,7 +58,7 @@ def export_model(
     steps = require_int("--steps", steps, minimum=1)
     frac_bits = require_int("--frac-bits", frac_bits, minimum=1)
     loaded = load_model(model_path)
-    samples = read_inputs(inputs, loaded)
+    samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     graph = graph_for_first_input(loaded, samples)
     out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}

@@ -167,7 +167,7 @@ def activity_table(results: dict) -> tuple[str, list[str]]:
     """Sparse RSGN at each homeostatic target: with propagation (K 5) and without (K 0)."""
     head = (
         "| target | ignition width | K | epochs | best val. acc. % | last-epoch acc. % "
-        "| activity all steps / last step (last epoch) | engine: acc. % / activity "
+        "| activity all steps / last step (last epoch) | engine, first 64 val. seq.: acc. % / activity "
         "| Loihi 2 energy per sequence |\n|---|---|---|---|---|---|---|---|---|\n"
     )
     rows, missing = [], []

@@ -50,9 +50,9 @@ def read_inputs(
             raise AtomsparkError(f"--input {spec!r}: N must be >= 1")
         own = None if model_path is None else task_samples(model_path, n)
         if own is not None:
-            log(f"[profile] inputs: {n} samples of {own[2]}")
+            log(f"[inputs] {n} samples of {own[2]}")
             return own[0]
-        log(f"[profile] inputs: the model file stores no task; {n} samples at generator defaults")
+        log(f"[inputs] the model file stores no task; {n} samples at generator defaults")
         if loaded.kind == "vn":
             require_memory(f"--input {spec}", 8.0 * n * want[1] * 3, "use a smaller N")
             return sparse_dictionary_data(n=n, dim=loaded.model.input_dim, seed=seed).signals

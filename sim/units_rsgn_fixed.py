@@ -202,7 +202,14 @@ def emitted(alpha, h, cutoff, out):
             out[j, c] = (h[j, c] * alpha[j]) >> ALPHA_FRAC if alpha[j] > cutoff else 0
 
 
-def step_nodes(alpha, h, m, received, k: dict, event_rule: bool) -> tuple[int, int, int]:
+def step_nodes(
+    alpha: np.ndarray,
+    h: np.ndarray,
+    m: np.ndarray,
+    received: np.ndarray,
+    k: dict,
+    event_rule: bool,
+) -> tuple[int, int, int]:
     """One update of every node, in place on alpha (N,) and h (N, d), with the arrays of
     RSGNFixedParams.kernel_arrays `k`: population_step for callers that step a whole population
     from its summed raw messages m (N, d) and received flags (N,) (Lava's ProcessModel, the
@@ -215,7 +222,7 @@ def step_nodes(alpha, h, m, received, k: dict, event_rule: bool) -> tuple[int, i
     )  # fmt: skip
 
 
-def emitted_payloads(alpha, h, cutoff: int) -> np.ndarray:
+def emitted_payloads(alpha: np.ndarray, h: np.ndarray, cutoff: int) -> np.ndarray:
     """The (N, d) payloads `emitted` sends for alpha (N,) and h (N, d)."""
     out = np.zeros(np.shape(h), np.int64)
     emitted(np.asarray(alpha, np.int64), np.asarray(h, np.int64), int(cutoff), out)

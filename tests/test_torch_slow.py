@@ -88,21 +88,36 @@ def test_homeostat_on_events_counts_nodes_above_the_cutoff():
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("learn", [True, False])
-def test_thresholds_set_by_the_homeostat_alone_when_not_learned(learn, tmp_path):
+def test_thresholds_set_by_the_homeostat_alone_when_not_learned(tmp_path):
+    """Global homeostat, thresholds not learned: every threshold moves by the same homeostatic
+    steps (they stay equal to each other and leave their start); learned ones spread apart;
+    with lr_threshold 0 nothing moves them. Both off at once is refused."""
     from atomspark.networks.rsgn.model import load_model
+    from atomspark.networks.torch_path.config import validate_config
     from atomspark.networks.torch_path.training import train
 
-    cfg = {
-        "task": "rsgn-sequence", "dtype": "float64", "epochs": 1, "batch_size": 16,
-        "data": {"kind": "long-range", "n": 48, "length": 16, "dim": 4, "n_classes": 3},
-        "model": {"mode": "sparse", "n_nodes": 12, "d_hidden": 4, "affinity_rank": 2,
-                  "k_nearest": 4, "n_steps": 2},
-        "plasticity": {"lr_threshold": 0.0, "learn_thresholds": learn},
-    }  # fmt: skip
-    train(cfg, tmp_path, progress=False)
-    params, config = load_model(tmp_path / "model.npz")
-    assert np.all(params.thresholds == config.threshold_init) != learn  # init: threshold_init
+    def thresholds(learn: bool, lr: float, name: str) -> tuple[np.ndarray, float]:
+        cfg = {
+            "task": "rsgn-sequence", "dtype": "float64", "epochs": 1, "batch_size": 16,
+            "data": {"kind": "long-range", "n": 48, "length": 16, "dim": 4, "n_classes": 3},
+            "model": {"mode": "sparse", "n_nodes": 12, "d_hidden": 4, "affinity_rank": 2,
+                      "k_nearest": 4, "n_steps": 2},
+            "plasticity": {"lr_threshold": lr, "learn_thresholds": learn,
+                           "homeostasis_scope": "global", "homeostasis_signal": "events"},
+        }  # fmt: skip
+        train(cfg, tmp_path / name, progress=False)
+        params, config = load_model(tmp_path / name / "model.npz")
+        return params.thresholds, config.threshold_init
+
+    homeostat, init = thresholds(False, 0.05, "homeostat")
+    assert np.ptp(homeostat) == 0.0 and homeostat[0] != init
+    frozen, _ = thresholds(False, 0.0, "frozen")
+    assert np.all(frozen == init)
+    learned, _ = thresholds(True, 0.05, "learned")
+    assert np.ptp(learned) > 0.0
+    with pytest.raises(AtomsparkError, match="learn_thresholds = false needs"):
+        validate_config({"task": "rsgn-sequence",
+                         "plasticity": {"enabled": False, "learn_thresholds": False}})  # fmt: skip
 
 
 def test_homeostasis_scope_is_checked():

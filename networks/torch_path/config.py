@@ -496,6 +496,12 @@ def validate_config(raw: dict) -> dict:
             out["data"][key] = default
     _check_ranges(out)
     _check_model(out)
+    p = out["plasticity"]
+    if out["task"] == "rsgn-sequence" and not p["learn_thresholds"] and not p["enabled"]:
+        raise AtomsparkError(
+            "plasticity.learn_thresholds = false needs plasticity.enabled = true (the homeostat "
+            "then sets the thresholds); with both off they would never move"
+        )
     return out
 
 
