@@ -169,19 +169,21 @@ def rsgn_algorithm(params, config, graph: Graph, samples: int) -> DenseAlgorithm
     """The forward as released (dense, every node every step): K propagation steps per sample;
     per step the dense equivalent of
     the engine graph (N x N messages of width d, W_h, element-wise work); ops per step = the torch
-    forward's op count / K (ignition and readout included, a slight overcount)."""
+    forward's op count / K (ignition and readout included, a slight overcount). K = 0 (ignition,
+    then readout) counts as one pass."""
     one = dense_workload(graph, 1, batch=1)
     two = dense_workload(graph, 1, batch=2)
     weight_bytes = 2.0 * (one.bytes_moved - two.bytes_moved)  # the part divided by the batch
     module = rsgn_to_torch(params, config).eval()
     tokens = torch.zeros(1, 4, config.d_in, dtype=module.positions.dtype)
-    ops = count_ops(lambda: module(tokens)) / config.n_steps
+    passes = max(config.n_steps, 1)
+    ops = count_ops(lambda: module(tokens)) / passes
     return DenseAlgorithm(
         name=f"RSGN forward as released ({config.mode} model), K = {config.n_steps} steps (torch)",
         phases=(
             Phase(
                 name="propagation step",
-                iterations=np.full(samples, config.n_steps, dtype=float),
+                iterations=np.full(samples, passes, dtype=float),
                 flops=one.flops,
                 weight_bytes=weight_bytes,
                 sample_bytes=one.bytes_moved - weight_bytes,

@@ -139,6 +139,15 @@ def test_rsgn_no_fixed_skips_the_integer_engine(rsgn_model, tmp_path):
     assert report["gpu_fair"]["chip_backend"] == "engine_float"
 
 
+def test_rsgn_without_propagation_is_priced_as_one_pass(tmp_path):
+    cfg = {**RSGN_CFG, "epochs": 1, "model": {**RSGN_CFG["model"], "n_steps": 0}}
+    model = train(cfg, tmp_path / "k0", progress=False).model_path
+    ds = hierarchical_sequences(n=2, length=12, dim=4, n_classes=3, seed=6)
+    report = compare(model, ds, tmp_path / "cmp", device="cpu", fixed_point=False, cutoffs=None)
+    gpu = json.dumps(report["gpu_fair"])
+    assert "K = 0 steps" in gpu and report["backends"]["engine_float"]["accuracy"] is not None
+
+
 def test_data_not_matching_the_model_is_refused(vn_model, rsgn_model, tmp_path):
     with pytest.raises(AtomsparkError, match=r"expects \(samples, 6\)"):
         compare(vn_model, np.zeros((3, 5)), tmp_path, device="cpu")
