@@ -465,6 +465,13 @@ def compare(
             chip["latency_per_sample_s"], torch_device,
         )  # fmt: skip
         report["gpu_fair"]["chip_backend"] = chip_name
+        report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
+            "chip": chip["accuracy"],
+            "gpu": entry_t["accuracy"],
+            "note": "the GPU runs the float forward; the chip side is "
+            + chip_name
+            + " (fixed point can differ: docs/lava.md)",
+        }
         if cutoffs:
             report["cutoff_sweep"] = rsgn_cutoff_sweep(
                 params, config, x, labels, scores_t, cutoffs, hardware, gpu

@@ -137,6 +137,9 @@ def test_rsgn_no_fixed_skips_the_integer_engine(rsgn_model, tmp_path):
     report = compare(rsgn_model, ds, tmp_path, device="cpu", fixed_point=False, cutoffs=None)
     assert set(report["backends"]) == {"torch", "engine_float"}
     assert report["gpu_fair"]["chip_backend"] == "engine_float"
+    sides = report["gpu_fair"]["accuracy"]
+    assert sides["chip"] == report["backends"]["engine_float"]["accuracy"]
+    assert sides["gpu"] == report["backends"]["torch"]["accuracy"]
 
 
 def test_rsgn_without_propagation_is_priced_as_one_pass(tmp_path):
