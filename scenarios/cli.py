@@ -224,6 +224,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             report_only=args.report,
             connect_timeout=args.connect_timeout,
             progress=sys.stderr.isatty(),
+            only=args.only,
         )
     except KeyboardInterrupt:
         return 130  # the sweep has said what it kept
@@ -423,6 +424,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="compute nothing: write the report of the cells finished so far",
     )
     sw.add_argument("--retries", type=int, default=2, help="reruns of a cell whose worker died")
+    sw.add_argument(
+        "--only",
+        metavar="GLOB",
+        help="run just the cells whose folder name matches, e.g. '*rsgn*' (the rest stay to do)",
+    )
     sw.add_argument("--max-cells", type=int, default=500, help="refuse larger grids (see --force)")
     sw.add_argument("--force", action="store_true", help="run a grid above --max-cells")
     sw.add_argument(

@@ -21,6 +21,7 @@ times (Dask's allowed-failures), and the train kind resumes it from its last che
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import importlib.util
 import json
 import logging
@@ -284,10 +285,13 @@ def run_sweep(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     progress: bool = True,
     log: Callable[[str], None] = print,
+    only: str | None = None,
 ) -> SweepSummary:
     """Run the unfinished cells of GRID.toml into `out` and write summary and report.
 
-    report_only: compute nothing; write the report of the cells finished so far."""
+    report_only: compute nothing; write the report of the cells finished so far.
+    only: run just the cells whose folder name matches this glob (e.g. "*rsgn*"), to choose
+    what runs first; the others stay for a later run of the same grid."""
     plan = plan_grid(grid_path, max_cells=max_cells, force=force)
     out = Path(out)
     retries = require_int("--retries", retries, minimum=0)
@@ -298,9 +302,15 @@ def run_sweep(
         return _finish(out, plan, computed=0, cluster=None, log=log)
     prepare_folder(out, plan)
     todo = [c for c in plan.cells if read_result(out, c.id) is None]
+    if only is not None:
+        chosen = [c for c in plan.cells if fnmatch.fnmatchcase(c.id, only)]
+        if not chosen:
+            names = ", ".join(c.id for c in plan.cells[:3])
+            raise AtomsparkError(f"--only {only!r}: matches no cell (cell names: {names}, ...)")
+        todo = [c for c in todo if c.id in {c.id for c in chosen}]
     log(
         f"[sweep] {plan.grid.kind} grid {grid_path}: {len(plan.cells)} cells, "
-        f"{len(plan.cells) - len(todo)} finished before, {len(todo)} to run -> {out}"
+        f"{len(plan.cells) - len(todo)} finished before or not chosen, {len(todo)} to run -> {out}"
     )
     cluster = None
     start = time.monotonic()

@@ -135,6 +135,21 @@ def test_sweep_equals_serial_and_rerun_computes_nothing(tmp_path, cluster, seria
     assert stamps == {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("*") if p.is_file()}
 
 
+def test_only_runs_the_chosen_cells_first(tmp_path, cluster, serial):
+    grid = write_grid(tmp_path, TINY)
+    out = tmp_path / "sweep"
+    quiet = {"scheduler": cluster.scheduler_address, "progress": False, "log": lambda _: None}
+    with pytest.raises(AtomsparkError, match=r"--only '\*nope\*': matches no cell"):
+        run_sweep(grid, out, only="*nope*", **quiet)
+    first = run_sweep(grid, out, only="variant=sparse-*", **quiet)
+    assert first.computed == 2
+    assert sorted(first.statuses.values()) == ["done", "done", "not run", "not run"]
+    assert all(s == "done" for i, s in first.statuses.items() if i.startswith("variant=sparse-"))
+    rest = run_sweep(grid, out, **quiet)
+    assert rest.computed == 2 and set(rest.statuses.values()) == {"done"}
+    assert_cells_equal(out, *serial)
+
+
 def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     tmp_path, cluster, serial
 ):
