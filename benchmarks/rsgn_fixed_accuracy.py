@@ -80,18 +80,40 @@ def run_name(run: Path) -> str:
     return name
 
 
-WEIGHT_ABLATIONS = {"weights": ("w", "w_h"), "w": ("w",), "w_h": ("w_h",)}
+# float nodes with some weights rounded: matrix names, "name:bits" for a wider shared-exponent
+# mantissa than the fixed-point unit's 8 bits (what a wider W_h would buy)
+WEIGHT_ABLATIONS = {
+    "weights": ("w", "w_h"),
+    "w": ("w",),
+    "w_h": ("w_h",),
+    "w_h:10": ("w_h:10",),
+    "w_h:12": ("w_h:12",),
+}
+
+
+def round_mantissas(weights: np.ndarray, bits: int) -> np.ndarray:
+    """weights rounded to signed `bits`-bit mantissas with one shared power-of-two exponent."""
+    top = np.abs(weights).max()
+    if top == 0.0:
+        return weights.copy()
+    step = 2.0 ** np.ceil(np.log2(top / (2 ** (bits - 1) - 1)))
+    return np.round(weights / step) * step
 
 
 def rounded_weights(graph: Graph, which: tuple[str, ...]) -> Graph:
     """The float graph with W (between nodes) and/or W_h (the hidden transform) rounded to their
-    8-bit Lava mantissas and shared exponents (the fixed-point graph's weights, dequantised), all
-    else float: the part of the fixed-point error that the weight format alone causes."""
+    8-bit Lava mantissas and shared exponents (the fixed-point graph's weights, dequantised), or
+    W_h to wider mantissas ("w_h:12"), all else float: the part of the fixed-point error that the
+    weight format alone causes."""
     pop, (proj,) = graph.populations[0], graph.projections
     params = pop.params
     if "w_h" in which:
         wh = quantize_weights(np.asarray(params.w_h, np.float64))
         params = replace(params, w_h=wh.mantissa * 2.0**wh.weight_exp)
+    for name in which:
+        if name.startswith("w_h:"):
+            bits = int(name.partition(":")[2])
+            params = replace(params, w_h=round_mantissas(np.asarray(params.w_h, float), bits))
     if "w" in which:
         w = quantize_weights(_dense_weights(proj))
         sources = np.repeat(np.arange(proj.shape[1]), np.diff(proj.indptr))
@@ -196,7 +218,7 @@ def table(results: dict) -> str:
     """The Markdown table of every run in the results, with their date and machine."""
     head = (
         "| run | task | mode, N, K | epochs | float acc. % | fixed acc. % | same class % "
-        "| same class % with only W_h / only W / both 8-bit (float nodes) "
+        "| same class % with float nodes and 8-bit W_h / 8-bit W / both / 10-bit W_h / 12-bit W_h "
         "| max score error (max score) | active (float / fixed) | wraps / clips | chance % |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
@@ -204,7 +226,10 @@ def table(results: dict) -> str:
     for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
         ablation = r.get("rounded_weights_only")
         weights = (
-            " / ".join(f"{100 * ablation[k][1]:.1f}" for k in ("w_h", "w", "weights"))
+            " / ".join(
+                f"{100 * ablation[k][1]:.1f}" if k in ablation else "-"
+                for k in ("w_h", "w", "weights", "w_h:10", "w_h:12")
+            )
             if ablation
             else "-"
         )

@@ -265,6 +265,23 @@ def test_rsgn_fixed_accuracy_plot(tmp_path, checked):
     _assert_readable(checked, {"accuracy"})
 
 
+def test_rsgn_fixed_accuracy_table_has_a_row_per_run():
+    bench = _benchmark("rsgn_fixed_accuracy")
+    row = {"task": "hierarchical", "mode": "published", "n_nodes": 256, "n_steps": 5,
+           "epochs": 15, "accuracy_float": 0.191, "accuracy_fixed": 0.161,
+           "decision_agreement": 0.578, "max_abs_score_error": 1.62, "max_abs_score": 107.0,
+           "final_activity_float": 1.0, "final_activity_fixed": 1.0, "wraps": 0, "clips": 0,
+           "chance": 0.05, "samples": 1000, "date": "2026-12-03T15:21", "machine": "vm"}  # fmt: skip
+    older = {**row, "task": "long-range", "samples": 600}
+    row["rounded_weights_only"] = {"w_h": [0.15, 0.592], "w": [0.2, 0.875]}
+    text = bench.table({"runs": {"a": row, "b": older}, "date": "x", "machine": "vm"})
+    lines = [
+        line for line in text.splitlines() if line.startswith("| a ") or line.startswith("| b ")
+    ]
+    assert len(lines) == 2 and "| 19.1 | 16.1 | 57.8 | 59.2 / 87.5 / - / - / - |" in lines[0]
+    assert "| - |" in lines[1] and "(600, 1000)" in text
+
+
 def test_checker_catches_unreadable_figures():
     """The checks can fail: overlapping tick labels, an unlabelled numeric axis, an empty panel."""
     import matplotlib.pyplot as plt
