@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run the RSGN paper grids (docs/paper_reproduction.md) in order of value, resumably: each sweep
+# skips its finished cells and resumes an interrupted one from its checkpoint, so running this
+# again after any stop continues where it was. Logs go to results/logs/. Afterwards:
+#   python -m atomspark.scenarios.paper_grid collect && python -m atomspark.scenarios.paper_tables
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh >/dev/null || exit 1
+. .venv/bin/activate
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+mkdir -p results/logs
+G=scenarios/configs/grids
+run() {  # grid [--only GLOB]
+    local grid=$1
+    shift
+    nice -n 10 atomspark sweep "$G/$grid.toml" --workers 1 "$@" >>"results/logs/$grid.log" 2>&1
+}
+run rsgn-paper-activity
+run rsgn-paper-activity-50-epochs
+run rsgn-paper-main-seed42 --only '*hierarchical-transformer*'
+run rsgn-paper-main-seed42 --only '*hierarchical-rsgn-hebbian*'
+run rsgn-paper-main-seed42 --only '*rsgn*'
+run rsgn-paper-main-seed42
+run rsgn-paper-main-seeds43-44 --only '*rsgn*'
+run rsgn-paper-main-seeds43-44
+run rsgn-paper-ablation
