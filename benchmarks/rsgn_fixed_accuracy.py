@@ -171,7 +171,7 @@ def evaluate(run: Path, samples: int | None) -> dict:
         "accuracy_float": float(np.mean(sf.argmax(1) == y_val)),
         "accuracy_fixed": float(np.mean(sq.argmax(1) == y_val)),
         "decision_agreement": float(np.mean(sf.argmax(1) == sq.argmax(1))),
-        "rounded_weights_only": {  # float nodes, 8-bit weights: accuracy, same class as float
+        "rounded_weights_only": {  # float nodes, WEIGHT_ABLATIONS: accuracy, same class as float
             k: [float(np.mean(p == y_val)), float(np.mean(p == sf.argmax(1)))]
             for k, p in rounded.items()
         },
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
             raise AtomsparkError(f"no trained RSGN runs given or finished under {args.sweeps}")
         path = args.out / "accuracy.json"
         results = json.loads(path.read_text()) if path.is_file() else {}
-        results = {"runs": {}, **results} if "runs" in results else {"runs": {}}
+        results = results if "runs" in results else {"runs": {}}
         for run in runs:
             name = run_name(run)
             if name in results["runs"] and not args.overwrite:

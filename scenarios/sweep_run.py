@@ -303,11 +303,11 @@ def run_sweep(
     prepare_folder(out, plan)
     todo = [c for c in plan.cells if read_result(out, c.id) is None]
     if only is not None:
-        chosen = [c for c in plan.cells if fnmatch.fnmatchcase(c.id, only)]
+        chosen = {c.id for c in plan.cells if fnmatch.fnmatchcase(c.id, only)}
         if not chosen:
             names = ", ".join(c.id for c in plan.cells[:3])
             raise AtomsparkError(f"--only {only!r}: matches no cell (cell names: {names}, ...)")
-        todo = [c for c in todo if c.id in {c.id for c in chosen}]
+        todo = [c for c in todo if c.id in chosen]
     log(
         f"[sweep] {plan.grid.kind} grid {grid_path}: {len(plan.cells)} cells, "
         f"{len(plan.cells) - len(todo)} finished before or not chosen, {len(todo)} to run -> {out}"
