@@ -105,6 +105,23 @@ def assert_cells_equal(out: Path, serial_out: Path, serial_records: dict) -> Non
                 np.testing.assert_array_equal(a[key], b[key], err_msg=f"{cell_id} {key}")
 
 
+def _worker_environment(names: tuple) -> dict:
+    import os
+
+    return {k: os.environ.get(k) for k in names}
+
+
+def test_workers_run_one_thread_and_keep_glibcs_adaptive_allocator(cluster):
+    """The workers' environment: one thread per library, and no MALLOC_TRIM_THRESHOLD_ (Dask's
+    default, which made every large tensor an mmap and doubled the published RSGN's step)."""
+    from distributed import Client
+
+    with Client(cluster) as client:
+        env = client.submit(_worker_environment, ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS"))
+        env = env.result(timeout=60)
+    assert env == {"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}
+
+
 def test_sweep_equals_serial_and_rerun_computes_nothing(tmp_path, cluster, serial):
     grid = write_grid(tmp_path, TINY)
     out = tmp_path / "sweep"
