@@ -7,13 +7,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh >/dev/null || exit 1
 . .venv/bin/activate
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+export OMP_NUM_THREADS=1
+WORKERS=${WORKERS:-$(nproc)}  # one cell per core, one thread per cell
 mkdir -p results/logs
 G=scenarios/configs/grids
 run() {  # grid [--only GLOB]
     local grid=$1
     shift
-    nice -n 10 atomspark sweep "$G/$grid.toml" --workers 1 "$@" >>"results/logs/$grid.log" 2>&1
+    nice -n 10 atomspark sweep "$G/$grid.toml" --workers "$WORKERS" "$@" >>"results/logs/$grid.log" 2>&1
 }
 run rsgn-paper-activity
 run rsgn-paper-activity-50-epochs
