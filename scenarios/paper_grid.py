@@ -9,7 +9,7 @@ The grids are sweep files in scenarios/configs/grids/ (the sweep verb runs and r
 - ablation: the paper's ablation on the hierarchical task (seed 42);
 - activity: sparse RSGN at homeostatic targets 0.1 .. 0.01 with and without propagation.
 
-    atomspark sweep scenarios/configs/grids/rsgn-paper-main-seed42.toml --workers 1
+    atomspark sweep scenarios/configs/grids/rsgn-paper-main-seed42.toml
     python -m atomspark.scenarios.paper_grid collect      # finished cells -> docs/results/rsgn
     python -m atomspark.scenarios.paper_grid list         # done / todo per cell
 """

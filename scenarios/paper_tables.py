@@ -290,7 +290,7 @@ def render(
         )
     parts.append(
         f"**Missing cells ({len(missing)})**, resumable with `atomspark sweep "
-        "scenarios/configs/grids/<grid>.toml --workers 1` (see Commands), then `paper_grid "
+        "scenarios/configs/grids/<grid>.toml` (see Commands), then `paper_grid "
         "collect` and `paper_tables`: "
         + (", ".join(f"`{m}`" for m in missing) if missing else "none")
         + ".\n"
