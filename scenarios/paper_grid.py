@@ -7,7 +7,11 @@ The grids are sweep files in scenarios/configs/grids/ (the sweep verb runs and r
   Transformer, LSTM, RSGN with and without Hebbian updates} x seeds 42, 43, 44 at the released
   protocol (two files: seed 42 first, then 43 and 44);
 - ablation: the paper's ablation on the hierarchical task (seed 42);
-- activity: sparse RSGN at homeostatic targets 0.1 .. 0.01 with and without propagation.
+- activity: sparse RSGN at homeostatic targets 0.1 .. 0.01 with and without propagation;
+- notebook: seed 42 of the main comparison on the released notebook's own sequences
+  (`data.stream = "notebook"`), beside the paper's seed-42 runs.
+Besides the cells: the scikit-learn floor on both data streams, and its spread over 20 draws of
+the data set and split (`data-draws`), which says how far the data draw alone moves a figure.
 
     atomspark sweep scenarios/configs/grids/rsgn-paper-main-seed42.toml
     python -m atomspark.scenarios.paper_grid collect      # finished cells -> docs/results/rsgn
@@ -21,6 +25,7 @@ import json
 import os
 import platform
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from atomspark.networks.model_io import atomic_write_text
@@ -32,7 +37,11 @@ GRIDS = {
     "main": ("rsgn-paper-main-seed42", "rsgn-paper-main-seeds43-44"),
     "ablation": ("rsgn-paper-ablation",),
     "activity": ("rsgn-paper-activity", "rsgn-paper-activity-50-epochs"),
+    "notebook": ("rsgn-paper-notebook-data",),
 }
+SEEDED = ("main", "notebook")  # grids whose cell names carry the seed
+STREAMS = {"generator": "main", "notebook": "notebook"}  # data stream -> grid of its floor
+DRAWS = tuple(range(42, 62))  # data and split seeds of the floor's spread (42: the tables' own)
 SWEEPS = Path("results") / "sweeps"  # the sweep verb's default: results/sweeps/<grid file stem>
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "rsgn"
 SEEDS = (42, 43, 44)
@@ -51,7 +60,7 @@ def cells(grid: str) -> list[tuple[str, str, object]]:
         for cell in plan_grid(GRID_DIR / f"{stem}.toml").cells:
             name = cell.labels["variant"]
             out.append(
-                (f"{name}-seed{cell.labels['seed']}" if grid == "main" else name, stem, cell)
+                (f"{name}-seed{cell.labels['seed']}" if grid in SEEDED else name, stem, cell)
             )
     return out
 
@@ -136,36 +145,71 @@ def engine_costs(out: Path, cfg: dict, n: int = ENGINE_SEQUENCES) -> dict:
     return costs
 
 
-def logistic_floor(task: str) -> dict:
-    """The floor: scikit-learn's logistic regression (defaults: L2, C = 1, lbfgs) on the
-    standardised mean token of each sequence, fitted on the fixed 80 % split and scored on the
-    20 %. Deterministic: the data and the split do not depend on the run seed."""
-    import time
-
-    from atomspark.networks.torch_path.config import load_config
+def _floor_accuracy(cfg: dict) -> float:
+    """scikit-learn's logistic regression (defaults: L2, C = 1, lbfgs) on the standardised mean
+    token of each sequence, fitted on the config's training split, scored on its validation."""
     from atomspark.networks.torch_path.training import build_data
-    from atomspark.scenarios.cli import builtin_config
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    cfg = load_config(builtin_config(TASKS[task]))
-    x_tr, y_tr, x_va, y_va, extra = build_data(cfg)
-    t0 = time.perf_counter()
+    x_tr, y_tr, x_va, y_va, _ = build_data(cfg)
     fit = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
     fit.fit(x_tr.mean(1), y_tr)
-    acc = float(fit.score(x_va.mean(1), y_va))
-    n_params = (x_tr.shape[-1] + 1) * extra["n_classes"]
+    return float(fit.score(x_va.mean(1), y_va))
+
+
+def _task_config(task: str, stream: str) -> dict:
+    from atomspark.networks.torch_path.config import load_config
+    from atomspark.scenarios.cli import builtin_config
+
+    cfg = load_config(builtin_config(TASKS[task]))
+    return {**cfg, "data": {**cfg["data"], "stream": stream}}
+
+
+def logistic_floor(task: str, stream: str = "generator") -> dict:
+    """The floor: the mean-token logistic regression on the task's fixed data set and 80/20
+    split, drawn by `stream`. Deterministic: the data and the split do not depend on the run
+    seed."""
+    import time
+
+    cfg = _task_config(task, stream)
+    t0 = time.perf_counter()
+    acc = _floor_accuracy(cfg)
+    d = cfg["data"]
     return {
-        "grid": "main",
+        "grid": STREAMS[stream],
         "cell": f"{task}-floor-sklearn",
         "seed": None,
-        "config": {"data": cfg["data"], "val_fraction": cfg["val_fraction"], "model": "sklearn"},
-        "n_parameters": n_params,
+        "config": {"data": d, "val_fraction": cfg["val_fraction"], "model": "sklearn"},
+        "n_parameters": (d["dim"] + 1) * d["n_classes"],
         "epochs": [],
         "best": {"accuracy": acc},
         "last": {"accuracy": acc},
         "wall_s": time.perf_counter() - t0,
+        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": _machine(),
+    }
+
+
+def floor_draws(task: str, draws: tuple[int, ...] = DRAWS) -> dict:
+    """The floor on `draws` data sets and splits (data.seed = split_seed = each draw), for both
+    streams: how far the draw of the data alone moves an accuracy, with the model fixed."""
+    from tqdm.auto import tqdm
+
+    by_stream = {}
+    for stream in STREAMS:
+        cfg = _task_config(task, stream)
+        accs = {}
+        for seed in tqdm(draws, desc=f"floor {task} {stream}", leave=False):
+            data = {**cfg["data"], "seed": seed, "split_seed": seed}
+            accs[str(seed)] = _floor_accuracy({**cfg, "data": data})
+        by_stream[stream] = accs
+    return {
+        "grid": "data-draws",
+        "cell": task,
+        "draws": list(draws),
+        "floor_accuracy": by_stream,
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": _machine(),
     }
@@ -182,11 +226,18 @@ def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
     """Write results/<grid>/<cell>.json for every finished cell of every grid, the floor, and
     results/partial/<grid>/<cell>.json (marked "complete": false) for cells still running."""
     written = []
-    for task in TASKS:
-        path = results / "main" / f"{task}-floor-sklearn.json"
-        if not path.is_file():  # deterministic: computed once
+    deterministic = {  # computed once
+        **{
+            results / grid / f"{task}-floor-sklearn.json": partial(logistic_floor, task, stream)
+            for stream, grid in STREAMS.items()
+            for task in TASKS
+        },
+        **{results / "data-draws" / f"{task}.json": partial(floor_draws, task) for task in TASKS},
+    }
+    for path, compute in deterministic.items():
+        if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps(logistic_floor(task), indent=1) + "\n")
+            atomic_write_text(path, json.dumps(compute(), indent=1) + "\n")
             written.append(path)
     for grid in GRIDS:
         for name, stem, cell in cells(grid):

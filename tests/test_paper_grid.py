@@ -129,3 +129,37 @@ def test_no_propagation_control_is_ignition_then_readout():
     scores, alpha, per_step = module(x, trace=True)
     torch.testing.assert_close(alpha, module.ignition(x))
     assert per_step.shape == (1, 3)
+
+
+def test_notebook_grid_is_the_main_grids_seed_42_on_the_notebooks_stream():
+    main = {name: c.params for name, _, c in paper_grid.cells("main")}
+    notebook = paper_grid.cells("notebook")
+    assert notebook and all(name in main for name, _, _ in notebook)
+    for name, _, cell in notebook:
+        assert cell.params["data"]["stream"] == "notebook"
+        assert cell.params == {**main[name], "data": {**main[name]["data"], "stream": "notebook"}}
+
+
+def test_floor_draws_and_notebook_rows_are_tabulated(tmp_path, monkeypatch):
+    """The floor's spread over draws of the data (both streams) and the notebook-data table
+    beside the paper's seed-42 runs; a notebook cell without results is 'missing'."""
+    monkeypatch.setattr(paper_grid, "_floor_accuracy", lambda cfg: cfg["data"]["seed"] / 100)
+    draws = paper_grid.floor_draws("hierarchical", draws=(42, 43, 44))
+    assert draws["floor_accuracy"]["notebook"] == {"42": 0.42, "43": 0.43, "44": 0.44}
+    floor = paper_grid.logistic_floor("hierarchical", "notebook")
+    assert floor["grid"] == "notebook" and floor["config"]["data"]["stream"] == "notebook"
+    assert floor["n_parameters"] == 33 * 20
+    rsgn = {"best": {"accuracy": 0.2}, "last": {"accuracy": 0.19}, "n_parameters": 41_672}
+    results = {
+        ("data-draws", "hierarchical"): draws,
+        ("notebook", "hierarchical-floor-sklearn"): floor,
+        ("notebook", "hierarchical-rsgn-hebbian-seed42"): rsgn,
+    }
+    text = paper_tables.render(
+        {k: {"finished": "2026", "machine": "m", **v} for k, v in results.items()},
+        tmp_path / "c.png",
+    )
+    assert "| hierarchical | notebook | 42.0 | 43.0 ± 0.8 | 42.0 - 44.0 | 3 (seeds 42-44) |" in text
+    assert "| hierarchical | RSGN + Hebbian | 24.1 | 20.0 | 19.0 | 41,672 |" in text
+    assert "| hierarchical | Transformer | 29.9 | missing | - | - |" in text
+    assert "`notebook/hierarchical-transformer-seed42`" in text

@@ -21,6 +21,7 @@ run rsgn-paper-activity-50-epochs
 run rsgn-paper-main-seed42 --only '*hierarchical-transformer*'
 run rsgn-paper-main-seed42 --only '*hierarchical-rsgn-hebbian*'
 run rsgn-paper-main-seed42 --only '*rsgn*'
+run rsgn-paper-notebook-data
 run rsgn-paper-main-seed42
 run rsgn-paper-main-seeds43-44 --only '*rsgn*'
 run rsgn-paper-main-seeds43-44

@@ -66,6 +66,9 @@ _SECTIONS = {
         "active": (int, 2),
         "seed": (int, None),  # the data set's own seed (default: the run's seed)
         "split_seed": (int, None),  # the 80/20 split's seed (default: the run's seed)
+        # rsgn-sequence: "generator" (NumPy's Generator) or "notebook" (the released notebook's
+        # own legacy np.random stream: the paper's exact sequences and split)
+        "stream": (str, "generator"),
     },
     "model": {
         # rsgn-sequence: "rsgn" or a baseline of networks/torch_path/baselines.py
@@ -162,6 +165,8 @@ HELP = {
     "data.noise": "standard deviation of the additive Gaussian noise (>= 0); task default",
     "data.seed": "the data set's own seed (unset: the run's seed)",
     "data.split_seed": "seed of the train/validation split (unset: the run's seed)",
+    "data.stream": "rsgn-sequence: `generator` (NumPy's Generator) or `notebook` (the released "
+    "notebook's legacy np.random stream and split: the paper's own sequences)",
     "data.n_atoms": "vn-dictionary: atoms of the planted dictionary",
     "data.active": "vn-dictionary: planted atoms active per signal (<= data.n_atoms)",
     "model.kind": "rsgn-sequence: `rsgn`, or a baseline: `transformer`, `sparse-transformer`, "
@@ -248,6 +253,7 @@ _RANGES = {
 # a config holding that value is the same run as one without the key, so sweep cells and other
 # identities hash the config without it (finished cells stay recognised when the schema grows).
 IDENTITY_NEUTRAL = {
+    "data.stream": "generator",
     "plasticity.homeostasis_signal": "alpha",
     "plasticity.learn_thresholds": True,
 }
@@ -266,6 +272,7 @@ def identity_settings(cfg: dict) -> dict:
 _CHOICES = {
     "dtype": ("float32", "float64", "auto"),
     "data.kind": ("hierarchical", "long-range"),
+    "data.stream": ("generator", "notebook"),
     "model.mode": ("published", "sparse"),
     "model.method": ("fista", "ista"),
     "optimizer.schedule": SCHEDULES,

@@ -30,14 +30,21 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 from atomspark.networks.datasets import (
+    SequenceDataset,
     hierarchical_sequences,
     long_range_sequences,
     sparse_dictionary_data,
+)
+from atomspark.networks.notebook_data import (
+    notebook_hierarchical,
+    notebook_long_range,
+    notebook_split,
 )
 from atomspark.networks.rsgn.model import RSGNConfig, init_params, save_model
 from atomspark.networks.rsgn.plasticity import (
@@ -101,7 +108,13 @@ def build_data(cfg: dict):
         # The RSGN notebook draws one data set and one split (seed 42) for all its run seeds.
         data_seed = seed if d["seed"] is None else d["seed"]
         split_seed = seed if d["split_seed"] is None else d["split_seed"]
-        gen = hierarchical_sequences if d["kind"] == "hierarchical" else long_range_sequences
+        hierarchical = d["kind"] == "hierarchical"
+        if d["stream"] == "notebook":
+            gen = notebook_hierarchical if hierarchical else notebook_long_range
+            split = partial(notebook_split, seed=split_seed)
+        else:
+            gen = hierarchical_sequences if hierarchical else long_range_sequences
+            split = partial(SequenceDataset.split, seed=split_seed)
         ds = gen(
             n=d["n"],
             length=d["length"],
@@ -110,7 +123,7 @@ def build_data(cfg: dict):
             noise=d["noise"],
             seed=data_seed,
         )
-        train, val = ds.split(1.0 - cfg["val_fraction"], seed=split_seed)
+        train, val = split(ds, 1.0 - cfg["val_fraction"])
         return train.tokens, train.labels, val.tokens, val.labels, {"n_classes": ds.n_classes}
     data = sparse_dictionary_data(
         n=d["n"],
