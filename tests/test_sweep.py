@@ -253,11 +253,12 @@ def test_options_added_later_keep_finished_cells_recognised(tmp_path, monkeypatc
 
     grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]')
     (cell,) = plan_grid(grid).cells
-    before = dict(cell.params)
-    before["plasticity"] = {
-        k: v for k, v in cell.params["plasticity"].items() if f"plasticity.{k}" not in
-        config.IDENTITY_NEUTRAL
+    before = {  # every section without the keys added later
+        section: {k: v for k, v in value.items() if f"{section}.{k}" not in config.IDENTITY_NEUTRAL}
+        if isinstance(value, dict) else value
+        for section, value in cell.params.items()
     }  # fmt: skip
+    assert before != cell.params
     assert cell.id == cell_id(cell.labels, before)  # the settings as they were before the keys
     moved = write_grid(
         tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]\n'
