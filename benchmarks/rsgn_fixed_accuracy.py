@@ -71,12 +71,16 @@ def finished_rsgn_runs(sweeps: Path = SWEEPS) -> list[Path]:
     return runs
 
 
+# Grids whose cell names repeat another grid's (same variants, other data): their rows get a prefix.
+NAME_PREFIX = {"rsgn-paper-notebook-data": "notebook-data-"}
+
+
 def run_name(run: Path) -> str:
     """A sweep cell's variant and seed ("target0.02-sigma0.05-k5-seed42"), else the folder."""
     name = run.name.split("_")[0]
     if name.startswith("variant="):
         variant, _, seed = name[len("variant=") :].rpartition("-seed=")
-        return f"{variant}-seed{seed}"
+        return f"{NAME_PREFIX.get(run.parent.parent.name, '')}{variant}-seed{seed}"
     return name
 
 

@@ -282,6 +282,15 @@ def test_rsgn_fixed_accuracy_table_has_a_row_per_run():
     assert "| - |" in lines[1] and "(600, 1000)" in text
 
 
+def test_rsgn_fixed_accuracy_names_runs_of_grids_with_repeated_cell_names_apart(tmp_path):
+    bench = _benchmark("rsgn_fixed_accuracy")
+    cell = "variant=hierarchical-rsgn-hebbian-seed=42_0123456789"
+    main = tmp_path / "rsgn-paper-main-seed42" / "cells" / cell
+    notebook = tmp_path / "rsgn-paper-notebook-data" / "cells" / cell
+    assert bench.run_name(main) == "hierarchical-rsgn-hebbian-seed42"
+    assert bench.run_name(notebook) == "notebook-data-hierarchical-rsgn-hebbian-seed42"
+
+
 def test_checker_catches_unreadable_figures():
     """The checks can fail: overlapping tick labels, an unlabelled numeric axis, an empty panel."""
     import matplotlib.pyplot as plt
