@@ -7,14 +7,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh >/dev/null || exit 1
 . .venv/bin/activate
-export OMP_NUM_THREADS=1
-WORKERS=${WORKERS:-$(nproc)}  # one cell per core, one thread per cell
+export OMP_NUM_THREADS=1  # one thread per cell; the sweep runs one cell per core (WORKERS=N to change)
 mkdir -p results/logs
 G=scenarios/configs/grids
 run() {  # grid [--only GLOB]
     local grid=$1
     shift
-    nice -n 10 atomspark sweep "$G/$grid.toml" --workers "$WORKERS" "$@" >>"results/logs/$grid.log" 2>&1
+    nice -n 10 atomspark sweep "$G/$grid.toml" ${WORKERS:+--workers "$WORKERS"} "$@" >>"results/logs/$grid.log" 2>&1
 }
 run rsgn-paper-activity
 run rsgn-paper-activity-50-epochs
