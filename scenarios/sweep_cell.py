@@ -13,10 +13,18 @@ Layout under the sweep folder:
 
 A cell is finished exactly when cells/<id>/result.json exists, so a sweep that stops at any
 moment (worker killed, machine down, Ctrl-C) leaves no half-finished cell that looks finished.
+
+Two sweeps of the same grid into the same folder (a second terminal, a script started twice)
+never run one cell at once: a worker holds an exclusive lock on cells/<id>.sweep/lock while it
+runs the cell, and a worker that finds the lock held leaves the cell to its holder (status
+"busy"). The lock is the kernel's (flock): it goes with the process that held it, so a killed
+worker leaves no stale lock behind.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -32,6 +40,7 @@ RESULT = "result.json"
 FAILED = "failed.json"
 ATTEMPTS = "attempts.jsonl"
 SETTINGS = "cell.json"
+LOCK = "lock"
 PARTIAL = ".partial"
 SIDECAR = ".sweep"
 
@@ -107,6 +116,29 @@ def _count_attempts(meta: Path) -> int:
         return 0
 
 
+@contextlib.contextmanager
+def cell_lock(meta: Path):
+    """Hold the cell's exclusive lock for the block; yield None, or, when another process holds
+    it, yield what that process wrote (its host, pid and start) without waiting."""
+    meta.mkdir(parents=True, exist_ok=True)
+    with open(meta / LOCK, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            yield handle.read().strip() or "another process"
+            return
+        try:
+            handle.seek(0)
+            handle.truncate()
+            holder = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
+            handle.write(json.dumps(holder))
+            handle.flush()
+            yield None
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _limit_threads(threads: int | None) -> None:
     """One cell per worker thread: keep torch from starting a thread per core on top (the
     LocalCluster also sets OMP/MKL/OpenBLAS/Numba thread counts in the workers' environment)."""
@@ -121,20 +153,36 @@ def _limit_threads(threads: int | None) -> None:
 
 
 def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) -> dict:
-    """Run one cell into its folder and return its record (status "done" or "failed").
+    """Run one cell into its folder and return its record (status "done", "failed" or "busy").
 
     Idempotent: a finished cell is returned as it is. A cell whose own command raises is
     recorded as failed (one-line reason, traceback in failed.json) and not raised, so that the
-    sweep goes on; only the death of the worker itself makes Dask run the cell again."""
-    from atomspark.scenarios.sweep_kinds import KINDS
-
+    sweep goes on; only the death of the worker itself makes Dask run the cell again. A cell
+    that another process is running is left to it (status "busy")."""
     out_path = Path(out)
     meta = sidecar_dir(out_path, cell.id)
     done = read_result(out_path, cell.id)
     if done is not None:
         shutil.rmtree(meta, ignore_errors=True)  # left if the last attempt died after the rename
         return done
-    meta.mkdir(parents=True, exist_ok=True)
+    with cell_lock(meta) as holder:
+        if holder is not None:
+            return {
+                "id": cell.id,
+                "status": "busy",
+                "labels": cell.labels,
+                "reason": f"running in another sweep ({holder}); left to it",
+            }
+        done = read_result(out_path, cell.id)  # finished by another sweep since the first look
+        if done is not None:
+            return done
+        return _run_locked(kind_name, cell, out_path, meta, threads)
+
+
+def _run_locked(kind_name: str, cell: Cell, out_path: Path, meta: Path, threads: int | None):
+    """execute_cell's work, under the cell's lock."""
+    from atomspark.scenarios.sweep_kinds import KINDS
+
     attempt = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
     with open(meta / ATTEMPTS, "a", encoding="utf-8") as log:
         log.write(json.dumps(attempt) + "\n")

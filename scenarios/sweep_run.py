@@ -356,7 +356,7 @@ def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
         client.submit(execute_cell, plan.grid.kind, c, str(out.resolve()), key=k, retries=retries)
         for k, c in keys.items()
     ]
-    pending, ok, failed, start = set(futures), 0, 0, time.monotonic()
+    pending, ok, failed, busy, start = set(futures), 0, 0, 0, time.monotonic()
     bar = tqdm(total=len(futures), unit="cell", desc="[sweep]", disable=not progress)
     try:
         while pending:
@@ -372,15 +372,19 @@ def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
                     record = record_failure(out, cell, _lost_reason(future.exception(), info))
                 if record["status"] == "done":
                     ok += 1
+                elif record["status"] == "busy":
+                    busy += 1
+                    bar.write(f"[sweep] left {cell.id}: {record['reason']}")
                 else:
                     failed += 1
                     bar.write(f"[sweep] failed {cell.id}: {record['reason']}")
                 bar.update(1)
             running = _running(client, keys)
             state = f"done {ok} running {running} failed {failed} left {len(pending) - running}"
+            state += f" busy elsewhere {busy}" if busy else ""
             bar.set_postfix_str(state)
             if done and not progress:
-                finished = ok + failed
+                finished = ok + failed + busy
                 eta = (time.monotonic() - start) / finished * len(pending)
                 log(f"[sweep] {finished}/{len(futures)}: {state}, ETA {_duration(eta)}")
     except KeyboardInterrupt:

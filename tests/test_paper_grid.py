@@ -72,7 +72,12 @@ def test_ablation_reads_full_and_no_hebbian_from_the_notebook_grid():
     assert plain_rest == {**full, "plasticity": {**full["plasticity"], "enabled": True}}
     ablation = {name: c.params for name, _, c in paper_grid.cells("ablation")}
     assert "no-hebbian" not in ablation and "full" not in ablation
-    for name, key in (("k1", "n_steps"), ("k3", "n_steps"), ("nodes128", "n_nodes"), ("nodes512", "n_nodes")):
+    for name, key in (
+        ("k1", "n_steps"),
+        ("k3", "n_steps"),
+        ("nodes128", "n_nodes"),
+        ("nodes512", "n_nodes"),
+    ):
         cfg = ablation[name]
         assert cfg["data"] == full["data"] and cfg["data"]["stream"] == "notebook"
         assert {**cfg, "model": {**cfg["model"], key: full["model"][key]}} == full

@@ -19,7 +19,14 @@ pytest.importorskip("torch")
 pytest.importorskip("distributed")
 
 from atomspark.scenarios.cli import main  # noqa: E402
-from atomspark.scenarios.sweep_cell import ATTEMPTS, cell_dir, execute_cell, sidecar_dir  # noqa: E402
+from atomspark.scenarios.sweep_cell import (  # noqa: E402
+    ATTEMPTS,
+    cell_dir,
+    cell_lock,
+    execute_cell,
+    partial_dir,
+    sidecar_dir,
+)
 from atomspark.scenarios.sweep_run import (
     local_cluster,
     plan_grid,
@@ -202,6 +209,30 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     assert sorted(f["labels"]["seed"] for f in summary.failed) == [0, 1]
     assert all("model.d_in is 5" in f["reason"] for f in summary.failed)
     assert "## Failed cells" in (out / "report.md").read_text()
+
+
+def test_a_cell_another_sweep_is_running_is_left_to_it(tmp_path, cluster, serial, capsys):
+    """Two sweeps into one folder never run a cell at once: while another process holds a
+    cell's lock, a sweep leaves that cell untouched and says who holds it; a rerun after the
+    holder is gone computes it, equal to the serial run."""
+    grid = write_grid(tmp_path, TINY)
+    out = tmp_path / "sweep"
+    plan = plan_grid(grid)
+    prepare_folder(out, plan)
+    held = plan.cells[0]
+    quiet = {"scheduler": cluster.scheduler_address, "progress": False, "log": lambda _: None}
+    with cell_lock(sidecar_dir(out, held.id)) as holder:
+        assert holder is None
+        first = run_sweep(grid, out, **quiet)
+    assert first.statuses[held.id] == "not run"
+    assert [i for i, s in first.statuses.items() if s != "done"] == [held.id]
+    assert not partial_dir(out, held.id).exists()  # nothing of it was started
+    printed = capsys.readouterr().out
+    assert f"left {held.id}: running in another sweep" in printed
+    assert f'"pid": {os.getpid()}' in printed
+    rest = run_sweep(grid, out, **quiet)
+    assert rest.computed == 1 and set(rest.statuses.values()) == {"done"}
+    assert_cells_equal(out, *serial)
 
 
 @pytest.mark.parametrize(
