@@ -73,7 +73,8 @@ def cell_folder(sweeps: Path, stem: str, cell) -> Path:
 # ----- results -----------------------------------------------------------------------------------
 def summarise(grid: str, name: str, out: Path) -> dict:
     """The small JSON committed per cell: config, seed, per-epoch validation accuracy and
-    activity, best and last epoch, parameter count, wall time, date and machine."""
+    activity, best and last epoch, the first training step's loss (the scale the model starts
+    from), parameter count, wall time, date and machine."""
     import torch
     from atomspark.networks.torch_path.baselines import n_parameters
     from atomspark.networks.torch_path.config import validate_config
@@ -82,6 +83,7 @@ def summarise(grid: str, name: str, out: Path) -> dict:
     cfg = validate_config(json.loads(settings_file(out).read_text())["params"])
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line]
     evals = [r for r in rows if r["type"] == "eval"]
+    first_step = next((r for r in rows if r["type"] == "step"), None)
     keep = ("epoch", "accuracy", "loss", "activity", "activity_steps", "activity_by_step")
     epochs = [{k: r[k] for k in (*keep, "epoch_s", "load") if k in r} for r in evals]
     best = max(epochs, key=lambda r: (r["accuracy"], -r["epoch"]))
@@ -96,6 +98,7 @@ def summarise(grid: str, name: str, out: Path) -> dict:
         "seed": cfg["seed"],
         "config": cfg,
         "n_parameters": n_parameters(module),
+        "first_step_loss": first_step["loss"] if first_step else None,
         "epochs": epochs,
         "best": best,
         "last": epochs[-1],
@@ -103,7 +106,7 @@ def summarise(grid: str, name: str, out: Path) -> dict:
         "finished": datetime.fromtimestamp(
             (out / "metrics.jsonl").stat().st_mtime, timezone.utc
         ).isoformat(timespec="seconds"),
-        "complete": (out / "result.json").is_file(),
+        "complete": done,
         "machine": _machine(),
     }
 
@@ -118,43 +121,53 @@ def engine_costs(out: Path, cfg: dict, n: int = ENGINE_SEQUENCES) -> dict:
     Cached in out/engine.json (the engine is slow; collect runs often)."""
     cache = out / "engine.json"
     if cache.is_file():
-        return json.loads(cache.read_text())
-    from atomspark.networks.torch_path.training import build_data
-    from atomspark.scenarios.compare import compare
+        costs = json.loads(cache.read_text())
+        if "energy_breakdown_j" in costs:
+            return costs
+    report_path = out / "engine" / "comparison.json"
+    if report_path.is_file():  # the engine ran before: read its report rather than run it again
+        report = json.loads(report_path.read_text())
+    else:
+        from atomspark.networks.torch_path.training import build_data
+        from atomspark.scenarios.compare import compare
 
-    _, _, x_va, y_va, _ = build_data(cfg)
-    report = compare(
-        out / "model.npz",
-        (x_va[:n], y_va[:n]),
-        out / "engine",
-        device="cpu",
-        hardware="loihi2",
-        fixed_point=False,
-        cutoffs=None,
-    )
+        _, _, x_va, y_va, _ = build_data(cfg)
+        report = compare(
+            out / "model.npz",
+            (x_va[:n], y_va[:n]),
+            out / "engine",
+            device="cpu",
+            hardware="loihi2",
+            fixed_point=False,
+            cutoffs=None,
+        )
     eng = report["backends"]["engine_float"]
+    chip = eng["costs"]["neuromorphic"]
     costs = {
-        "sequences": len(x_va[:n]),
+        "sequences": chip["n_samples"],
         "hardware": "loihi2",
         "accuracy": eng["accuracy"],
         "mean_active_fraction": eng["active_fraction"],
         "energy_per_sample_j": eng["energy_per_sample_j"],
+        "energy_breakdown_j": chip["breakdown"],  # per sequence: synaptic ops, updates, static...
         "energy_source": eng["energy_source"],
     }
     atomic_write_text(cache, json.dumps(costs, indent=1))
     return costs
 
 
-def _floor_accuracy(cfg: dict) -> float:
+def _floor_accuracy(cfg: dict, standardise: bool = True) -> float:
     """scikit-learn's logistic regression (defaults: L2, C = 1, lbfgs) on the standardised mean
-    token of each sequence, fitted on the config's training split, scored on its validation."""
+    token of each sequence (raw with standardise=False), fitted on the config's training split,
+    scored on its validation."""
     from atomspark.networks.torch_path.training import build_data
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     x_tr, y_tr, x_va, y_va, _ = build_data(cfg)
-    fit = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
+    steps = [StandardScaler()] if standardise else []
+    fit = make_pipeline(*steps, LogisticRegression(max_iter=5000))
     fit.fit(x_tr.mean(1), y_tr)
     return float(fit.score(x_va.mean(1), y_va))
 
@@ -176,6 +189,7 @@ def logistic_floor(task: str, stream: str = "generator") -> dict:
     cfg = _task_config(task, stream)
     t0 = time.perf_counter()
     acc = _floor_accuracy(cfg)
+    raw = _floor_accuracy(cfg, standardise=False)  # the same fit without standardising
     d = cfg["data"]
     return {
         "grid": STREAMS[stream],
@@ -186,6 +200,7 @@ def logistic_floor(task: str, stream: str = "generator") -> dict:
         "epochs": [],
         "best": {"accuracy": acc},
         "last": {"accuracy": acc},
+        "unstandardised_accuracy": raw,
         "wall_s": time.perf_counter() - t0,
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": _machine(),

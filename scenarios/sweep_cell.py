@@ -7,7 +7,8 @@ Layout under the sweep folder:
                           run-folder rules (new / resume) apply to it unchanged
     cells/<id>.sweep/     the sweep's files for the unfinished cell: cell.json (its settings),
                           attempts.jsonl (one line per attempt: the worker's host and pid),
-                          failed.json (after an error, with the traceback)
+                          failed.json (after an error, with the traceback), lock (held
+                          by the worker running the cell)
     cells/<id>/           the finished cell: the .partial folder with result.json, cell.json and
                           attempts.jsonl added, renamed in one step (atomic)
 
@@ -124,7 +125,10 @@ def cell_lock(meta: Path):
     with open(meta / LOCK, "a+", encoding="utf-8") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held_elsewhere = False
         except BlockingIOError:
+            held_elsewhere = True
+        if held_elsewhere:  # outside the except: the block's own errors are not chained to it
             handle.seek(0)
             yield handle.read().strip() or "another process"
             return
@@ -174,9 +178,10 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
                 "reason": f"running in another sweep ({holder}); left to it",
             }
         done = read_result(out_path, cell.id)  # finished by another sweep since the first look
-        if done is not None:
-            return done
-        return _run_locked(kind_name, cell, out_path, meta, threads)
+        if done is None:
+            return _run_locked(kind_name, cell, out_path, meta, threads)
+    shutil.rmtree(meta, ignore_errors=True)  # the lock file this look created
+    return done
 
 
 def _run_locked(kind_name: str, cell: Cell, out_path: Path, meta: Path, threads: int | None):

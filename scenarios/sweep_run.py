@@ -320,6 +320,7 @@ def run_sweep(
         f"{len(plan.cells) - len(todo)} finished before or not chosen, {len(todo)} to run -> {out}"
     )
     cluster = None
+    computed = 0
     start = time.monotonic()
     try:
         if todo:
@@ -334,20 +335,21 @@ def run_sweep(
                     if info.dashboard
                     else "[sweep] dashboard: not available (install bokeh for Dask's dashboard)"
                 )
-                _run_cells(client, plan, todo, out, retries, info, progress, log)
+                computed = _run_cells(client, plan, todo, out, retries, info, progress, log)
     except KeyboardInterrupt:
         computed = sum(read_result(out, c.id) is not None for c in todo)
         _finish(out, plan, computed=computed, cluster=cluster, log=log)
         log("[sweep] interrupted: finished cells are kept; run the same command to continue")
         raise
     if todo:
-        log(f"[sweep] {len(todo)} cells in {_duration(time.monotonic() - start)}")
-    return _finish(out, plan, computed=len(todo), cluster=cluster, log=log)
+        log(f"[sweep] {computed} cells in {_duration(time.monotonic() - start)}")
+    return _finish(out, plan, computed=computed, cluster=cluster, log=log)
 
 
-def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
+def _run_cells(client, plan, todo, out, retries, info, progress, log) -> int:
     """Submit one Dask task per cell and follow them to the end: a progress bar on a terminal,
-    otherwise one line per finished cell (done / running / failed / left, ETA)."""
+    otherwise one line per finished cell (done / running / failed / left, ETA). Returns the
+    number of cells this sweep computed (done or failed; not those left to another sweep)."""
     from distributed import wait
     from tqdm import tqdm
 
@@ -384,14 +386,16 @@ def _run_cells(client, plan, todo, out, retries, info, progress, log) -> None:
             state += f" busy elsewhere {busy}" if busy else ""
             bar.set_postfix_str(state)
             if done and not progress:
-                finished = ok + failed + busy
-                eta = (time.monotonic() - start) / finished * len(pending)
+                computed = ok + failed  # busy cells return at once: not a measure of speed
+                eta = (time.monotonic() - start) / max(computed, 1) * len(pending)
+                finished = computed + busy
                 log(f"[sweep] {finished}/{len(futures)}: {state}, ETA {_duration(eta)}")
     except KeyboardInterrupt:
         client.cancel(futures)
         raise
     finally:
         bar.close()
+    return ok + failed
 
 
 def _duration(seconds: float) -> str:

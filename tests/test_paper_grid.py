@@ -109,6 +109,10 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
     assert summary["best"]["accuracy"] == max(e["accuracy"] for e in summary["epochs"])
     assert summary["engine"]["energy_per_sample_j"] > 0
     assert 0.0 <= summary["engine"]["accuracy"] <= 1.0
+    parts = summary["engine"]["energy_breakdown_j"]
+    assert parts["total"] == pytest.approx(summary["engine"]["energy_per_sample_j"])
+    assert parts["synaptic_ops"] > 0 and parts["static"] > 0
+    assert summary["first_step_loss"] > 0
 
     results = tmp_path / "results"
     (results / "activity").mkdir(parents=True)
@@ -155,12 +159,17 @@ def test_notebook_grid_is_the_main_grids_seed_42_on_the_notebooks_stream():
 def test_floor_draws_and_notebook_rows_are_tabulated(tmp_path, monkeypatch):
     """The floor's spread over draws of the data (both streams) and the notebook-data table
     beside the paper's seed-42 runs; a notebook cell without results is 'missing'."""
-    monkeypatch.setattr(paper_grid, "_floor_accuracy", lambda cfg: cfg["data"]["seed"] / 100)
+
+    def fake_floor(cfg: dict, standardise: bool = True) -> float:
+        return cfg["data"]["seed"] / 100 - (0.0 if standardise else 0.01)
+
+    monkeypatch.setattr(paper_grid, "_floor_accuracy", fake_floor)
     draws = paper_grid.floor_draws("hierarchical", draws=(42, 43, 44))
     assert draws["floor_accuracy"]["notebook"] == {"42": 0.42, "43": 0.43, "44": 0.44}
     floor = paper_grid.logistic_floor("hierarchical", "notebook")
     assert floor["grid"] == "notebook" and floor["config"]["data"]["stream"] == "notebook"
     assert floor["n_parameters"] == 33 * 20
+    assert (floor["best"]["accuracy"], floor["unstandardised_accuracy"]) == (0.42, 0.41)
     rsgn = {"best": {"accuracy": 0.2}, "last": {"accuracy": 0.19}, "n_parameters": 41_672}
     results = {
         ("data-draws", "hierarchical"): draws,

@@ -224,6 +224,7 @@ def test_a_cell_another_sweep_is_running_is_left_to_it(tmp_path, cluster, serial
     with cell_lock(sidecar_dir(out, held.id)) as holder:
         assert holder is None
         first = run_sweep(grid, out, **quiet)
+    assert first.computed == len(plan.cells) - 1  # the held cell is not counted as computed
     assert first.statuses[held.id] == "not run"
     assert [i for i, s in first.statuses.items() if s != "done"] == [held.id]
     assert not partial_dir(out, held.id).exists()  # nothing of it was started
