@@ -21,7 +21,8 @@ run rsgn-paper-main-seed42 --only '*hierarchical-transformer*'
 run rsgn-paper-main-seed42 --only '*hierarchical-rsgn-hebbian*'
 run rsgn-paper-main-seed42 --only '*rsgn*'
 run rsgn-paper-notebook-data
-run rsgn-paper-main-seed42
-run rsgn-paper-main-seeds43-44 --only '*rsgn*'
-run rsgn-paper-main-seeds43-44
 run rsgn-paper-ablation
+run rsgn-paper-main-seed42 --only '*hierarchical*'
+run rsgn-paper-main-seeds43-44 --only '*rsgn*'
+run rsgn-paper-main-seed42  # the long-range baselines: a 3-layer Transformer epoch takes ~2 min
+run rsgn-paper-main-seeds43-44
