@@ -118,14 +118,10 @@ def engine_costs(out: Path, cfg: dict, n: int = ENGINE_SEQUENCES) -> dict:
     """The trained model on the event engine (its own semantics), first `n` validation
     sequences: accuracy, mean active fraction over the engine's steps, synaptic events and the
     Loihi 2 energy per sequence priced from the engine's counters (mapping/ energy model).
-    Cached in out/engine.json (the engine is slow; collect runs often)."""
-    cache = out / "engine.json"
-    if cache.is_file():
-        costs = json.loads(cache.read_text())
-        if "energy_breakdown_j" in costs:
-            return costs
+    The engine runs once per cell: its report, out/engine/comparison.json, is read on later
+    collects (the engine is slow; collect runs often)."""
     report_path = out / "engine" / "comparison.json"
-    if report_path.is_file():  # the engine ran before: read its report rather than run it again
+    if report_path.is_file():
         report = json.loads(report_path.read_text())
     else:
         from atomspark.networks.torch_path.training import build_data
@@ -143,7 +139,7 @@ def engine_costs(out: Path, cfg: dict, n: int = ENGINE_SEQUENCES) -> dict:
         )
     eng = report["backends"]["engine_float"]
     chip = eng["costs"]["neuromorphic"]
-    costs = {
+    return {
         "sequences": chip["n_samples"],
         "hardware": "loihi2",
         "accuracy": eng["accuracy"],
@@ -152,8 +148,6 @@ def engine_costs(out: Path, cfg: dict, n: int = ENGINE_SEQUENCES) -> dict:
         "energy_breakdown_j": chip["breakdown"],  # per sequence: synaptic ops, updates, static...
         "energy_source": eng["energy_source"],
     }
-    atomic_write_text(cache, json.dumps(costs, indent=1))
-    return costs
 
 
 def _floor_accuracy(cfg: dict, standardise: bool = True) -> float:
