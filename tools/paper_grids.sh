@@ -26,5 +26,5 @@ run rsgn-paper-main-seed42 --only '*hierarchical*'
 run rsgn-paper-main-seeds43-44 --only '*rsgn*'
 run rsgn-paper-main-seeds43-44 --only '*hierarchical*'  # completes the hierarchical table
 run rsgn-paper-main-seeds43-44 --only '*long-range-mlp*'
-run rsgn-paper-main-seed42  # the long-range baselines: a 3-layer Transformer epoch takes ~2 min
+run rsgn-paper-main-seed42  # the long-range baselines: a 3-layer Transformer epoch takes 45-140 s
 run rsgn-paper-main-seeds43-44
