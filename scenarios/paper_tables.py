@@ -386,9 +386,9 @@ def render(
     parts.append(
         f"**Missing cells ({len(missing)})**, resumable with `atomspark sweep "
         "scenarios/configs/grids/<grid>.toml` (see Commands), then `paper_grid "
-        "collect` and `paper_tables`: "
-        + (", ".join(f"`{m}`" for m in missing) if missing else "none")
-        + ".\n"
+        "collect` and `paper_tables`: " + ", ".join(f"`{m}`" for m in missing) + ".\n"
+        if missing
+        else "**Missing cells: none.** Every cell of every grid above has run its full protocol.\n"
     )
     return "\n".join(parts)
 

@@ -185,3 +185,17 @@ def test_floor_draws_and_notebook_rows_are_tabulated(tmp_path, monkeypatch):
     assert "| hierarchical | RSGN + Hebbian | 24.1 | 20.0 | 19.0 | 41,672 |" in text
     assert "| hierarchical | Transformer | 29.9 | missing | - | - |" in text
     assert "`notebook/hierarchical-transformer-seed42`" in text
+
+
+def test_the_committed_doc_is_generated_from_the_committed_results(tmp_path):
+    """docs/paper_reproduction.md's tables are exactly what paper_tables renders from the JSON
+    under docs/results/rsgn/: no figure in them is typed by hand or left stale."""
+    doc = paper_tables.DOC.read_text(encoding="utf-8")
+    committed = doc.split(paper_tables.BEGIN, 1)[1].split(paper_tables.END, 1)[0]
+    plot = tmp_path / paper_tables.PLOT.relative_to(paper_tables.DOC.parent)
+    results = paper_tables.RESULTS
+    rendered = paper_tables.render(
+        paper_tables.load_results(results), plot, tmp_path, paper_tables.load_partial(results)
+    )
+    assert committed.strip() == rendered.strip(), "run python -m atomspark.scenarios.paper_tables"
+    assert plot.is_file()
