@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run the RSGN paper grids (docs/paper_reproduction.md) in order of value, resumably: each sweep
 # skips its finished cells and resumes an interrupted one from its checkpoint, so running this
-# again after any stop continues where it was. Logs go to results/logs/. Afterwards:
+# again after any stop continues where it was (in the same checkout: results/sweeps/ is not
+# committed, so a fresh clone recomputes every cell, about half a day on 2 cores). Logs go to
+# results/logs/. Afterwards:
 #   python -m atomspark.scenarios.paper_grid collect && python -m atomspark.scenarios.paper_tables
 set -uo pipefail
 cd "$(dirname "$0")/.."
