@@ -364,8 +364,10 @@ def render(
         parts.append(f"![accuracy against activity]({Path(link).as_posix()})\n")
     dates = sorted(r["finished"] for r in results.values())
     machines = sorted({r["machine"] for r in results.values()})
+    cell_hours = sum(r.get("wall_s", 0.0) for r in results.values()) / 3600
     parts.append(
-        f"Results finished {dates[0][:16]} to {dates[-1][:16]} UTC on: {'; '.join(machines)}.\n"
+        f"Results finished {dates[0][:16]} to {dates[-1][:16]} UTC on: {'; '.join(machines)}; "
+        f"{cell_hours:.1f} cell-hours of wall time in all (the sum of the runs' `wall_s`).\n"
         if dates
         else "No results yet.\n"
     )
