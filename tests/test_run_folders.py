@@ -216,12 +216,12 @@ def test_extending_a_run_whose_cosine_has_ended_is_refused(training, tmp_path):
 
 @pytest.mark.torch
 def test_resume_names_a_checkpoint_from_an_older_schedule_format(training, tmp_path):
-    import torch
+    from atomspark.networks.torch_path.checkpoint_file import read_checkpoint, write_checkpoint
 
     training.train(_cfg(), tmp_path, progress=False, max_steps=2)
-    state = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    state = read_checkpoint(tmp_path / "checkpoint.pt")
     state["scheduler"] = {"T_max": 6, "eta_min": 0.0, "last_epoch": 2}  # a CosineAnnealingLR's
-    torch.save(state, tmp_path / "checkpoint.pt")
+    write_checkpoint(tmp_path / "checkpoint.pt", state)
     with pytest.raises(AtomsparkError, match="older atomspark.*--overwrite"):
         training.train(_cfg(), tmp_path, resume=True, progress=False)
 

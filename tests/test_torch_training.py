@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 from atomspark.networks.rsgn.model import load_model  # noqa: E402
+from atomspark.networks.torch_path.checkpoint_file import read_checkpoint  # noqa: E402
 from atomspark.networks.torch_path.config import load_config, validate_config  # noqa: E402
 from atomspark.networks.torch_path.training import CHECKPOINT, train  # noqa: E402
 from atomspark.networks.vn.model import VNModel  # noqa: E402
@@ -33,7 +34,7 @@ VN = {
 
 
 def _state(path):
-    return torch.load(path / CHECKPOINT, weights_only=False)["model"]
+    return read_checkpoint(path / CHECKPOINT)["model"]
 
 
 @pytest.mark.parametrize("mode", ["published", "sparse"])
@@ -52,7 +53,7 @@ def test_resume_is_bit_identical(mode, tmp_path):
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
-    init = torch.load(tmp_path / "a" / CHECKPOINT, weights_only=False)
+    init = read_checkpoint(tmp_path / "a" / CHECKPOINT)
     assert init["step"] == straight.steps
 
 
@@ -81,6 +82,32 @@ def test_checkpoint_of_another_kind_is_rejected(tmp_path):
     train(RSGN, tmp_path, progress=False, max_steps=1)
     with pytest.raises(AtomsparkError, match="rsgn-sequence"):
         train(VN, tmp_path, resume=True, progress=False)
+
+
+def test_a_damaged_checkpoint_is_refused_and_nothing_is_written(tmp_path):
+    train(RSGN, tmp_path, progress=False, max_steps=1)
+    path = tmp_path / CHECKPOINT
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10  # one flipped bit, in the payload (the weights live there)
+    path.write_bytes(bytes(data))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(
+        AtomsparkError, match=r"checkpoint .*checkpoint\.pt: .*damaged.*--overwrite"
+    ):
+        train(RSGN, tmp_path, resume=True, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert not (tmp_path / "model.npz").exists()
+    data[len(data) // 2] ^= 0x10  # the same file undamaged resumes
+    path.write_bytes(bytes(data))
+    assert train(RSGN, tmp_path, resume=True, progress=False).steps > 1
+
+
+def test_a_checkpoint_without_a_digest_is_read_with_a_warning(tmp_path, capsys):
+    train(RSGN, tmp_path, progress=False, max_steps=1)
+    state = read_checkpoint(tmp_path / CHECKPOINT)
+    torch.save(state, tmp_path / CHECKPOINT)  # the format before checkpoints carried a digest
+    assert train(RSGN, tmp_path, resume=True, progress=False).steps > 1
+    assert "cannot be verified" in capsys.readouterr().err
 
 
 def test_data_not_matching_model_is_rejected(tmp_path):

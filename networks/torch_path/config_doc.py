@@ -108,6 +108,9 @@ def render() -> str:
         "  recomputed), so every step appears once.",
         "- Ctrl-C finishes the current step, writes a checkpoint and prints one line with the",
         "  step and the command that resumes.",
+        "- `checkpoint.pt` starts with a SHA-256 digest of its contents, written with it",
+        "  atomically; `--resume` checks it first, so a damaged checkpoint is refused in one",
+        "  line (start again with `--overwrite`) instead of resuming from corrupted weights.",
         "",
     ]
     return "\n".join(lines)

@@ -51,6 +51,7 @@ from atomspark.networks.rsgn.plasticity import (
     prune_and_sprout,
 )
 from atomspark.networks.torch_path.baselines import build_baseline
+from atomspark.networks.torch_path.checkpoint_file import read_checkpoint, write_checkpoint
 from atomspark.networks.torch_path.config import (
     RESUME_MAY_CHANGE,
     check_memory,
@@ -176,8 +177,8 @@ def _check_data_matches(module, task: str, x: np.ndarray) -> None:
 
 # ----- checkpoints -----------------------------------------------------------------------------
 def save_checkpoint(path: Path, state: dict) -> None:
-    """torch.save (every tensor on the CPU) to a temporary file beside `path`, then rename."""
-    atomic_write_with(path, lambda tmp: torch.save(_to_cpu(state), tmp))
+    """Every tensor on the CPU, written atomically with a digest of the contents."""
+    write_checkpoint(path, _to_cpu(state))
 
 
 def _to_cpu(obj):
@@ -193,13 +194,8 @@ def _to_cpu(obj):
 
 
 def load_checkpoint(path: Path, task: str) -> dict:
-    """Read a checkpoint and check it belongs to this task/model kind."""
-    if not path.is_file():
-        raise AtomsparkError(f"checkpoint {path}: does not exist (nothing to resume)")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
-        raise AtomsparkError(f"checkpoint {path}: unreadable ({exc})") from exc
+    """Read a checkpoint (its digest checked) and check it belongs to this task/model kind."""
+    state = read_checkpoint(path)
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise AtomsparkError(f"checkpoint {path}: not an atomspark training checkpoint")
     if state.get("task") != task:
