@@ -105,6 +105,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 DEFAULT_TASKS = {"vn": "vn-dictionary", "rsgn": "rsgn-sequence"}
+DEFAULT_SAMPLES = 16
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -112,7 +113,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from atomspark.scenarios.compare import compare
     from atomspark.scenarios.model_task import task_samples
 
-    require_int("--samples", args.samples, minimum=1)
+    if args.samples is not None:
+        require_int("--samples", args.samples, minimum=1)
     require_int("--steps", args.steps, minimum=1)
     if not Path(args.model).is_file():
         raise AtomsparkError(f"model {args.model}: no such file (give a model.npz from train)")
@@ -120,9 +122,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     own = None if data is not None or args.config else task_samples(args.model, None)
     if own is not None:
         x_val, y_val, what = own
-        n = args.samples or len(x_val)
-        data = (x_val[:n], None if y_val is None else y_val[:n])
-        print(f"[compare] data: {min(n, len(x_val))} samples of {what}")
+        data = first_samples(x_val, y_val, args.samples or DEFAULT_SAMPLES, what)
     elif data is None:
         from atomspark.networks.torch_path.config import load_config
         from atomspark.networks.torch_path.training import build_data
@@ -131,9 +131,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         # default: the built-in task of the model's kind (a VN model is not an RSGN task)
         config = args.config or DEFAULT_TASKS.get(model_kind(args.model), "rsgn-sequence")
         _, _, x_val, y_val, _ = build_data(load_config(builtin_config(config)))
-        n = args.samples
-        data = (x_val[:n], None if y_val is None else y_val[:n])
-        print(f"[compare] data: the model file stores no task; {config} validation split")
+        what = f"the {config} validation split (the model file stores no task)"
+        data = first_samples(x_val, y_val, args.samples or DEFAULT_SAMPLES, what)
+    elif args.samples is not None:
+        from atomspark.scenarios.compare import load_data, load_trained_model
+
+        kind, model = load_trained_model(args.model)
+        x, y = load_data(data, kind, model)
+        data = first_samples(x, y, args.samples, f"--data {args.data}")
     device = None if args.device == "auto" else args.device
     report = compare(
         args.model,
@@ -149,6 +154,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print_comparison(report)
     print(f"[compare] wrote {args.out}/comparison.json and plots")
     return 0
+
+
+def first_samples(x, y, n: int, what: str) -> tuple:
+    """The first `n` samples of (x, y); fewer, with a one-line warning, when `what` has fewer."""
+    if n > len(x):
+        print(
+            f"atomspark compare: warning: --samples {n}: {what} has {len(x)} samples; "
+            f"using all {len(x)}",
+            file=sys.stderr,
+        )
+        n = len(x)
+    print(f"[compare] data: {n} samples of {what}")
+    return x[:n], None if y is None else y[:n]
 
 
 def print_comparison(report: dict) -> None:
@@ -391,7 +409,13 @@ def build_parser() -> argparse.ArgumentParser:
         "the model file by train; otherwise the built-in task of the model's kind: "
         "vn-dictionary for VN, rsgn-sequence for RSGN)",
     )
-    cmp.add_argument("--samples", type=int, default=16, help="validation samples to compare")
+    cmp.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        help=f"samples to compare: the first N of the validation split (default {DEFAULT_SAMPLES})"
+        " or of --data (default: all)",
+    )
     cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")
     cmp.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
     cmp.add_argument("--gpu", default="h100", help="GPU preset that prices the torch run")

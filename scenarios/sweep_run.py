@@ -40,10 +40,11 @@ from atomspark.scenarios.sweep_cell import (
     read_result,
     record_failure,
 )
+from atomspark.scenarios.sweep_connect import probe_scheduler
 from atomspark.scenarios.sweep_grid import Cell, Grid, grid_differences, parse_grid, read_toml
 from atomspark.scenarios.sweep_kinds import KINDS, Kind, check_grid
 from atomspark.scenarios.sweep_report import write_report
-from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
+from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int, require_positive
 
 MAX_CELLS = 500
 CONNECT_TIMEOUT_S = 10.0
@@ -182,7 +183,7 @@ def dask_client(
     from distributed import Client
 
     if scheduler is not None:
-        try:
+        try:  # run_sweep has probed the address (check_cluster_arguments)
             client = Client(scheduler, timeout=connect_timeout)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             raise AtomsparkError(
@@ -227,21 +228,10 @@ def local_cluster(
     oversubscribe the machine; processes, not threads, so that cells never share the GIL or
     torch's global state, and a runaway cell costs only its own process."""
     import dask
-    from dask.utils import parse_bytes
     from distributed import LocalCluster
 
     n = require_int("--workers", workers if workers is not None else default_workers(), 1)
-    if memory_limit == "auto":
-        limit = memory_per_worker(n)
-    elif isinstance(memory_limit, str):
-        try:
-            limit = parse_bytes(memory_limit)
-        except ValueError:
-            raise AtomsparkError(
-                f"--memory-limit {memory_limit!r}: expected bytes such as 4GiB or 'auto'"
-            ) from None
-    else:
-        limit = memory_limit
+    limit = worker_memory_limit(memory_limit, n)
     settings = {
         "distributed.scheduler.allowed-failures": retries,
         "distributed.scheduler.worker-saturation": 1.0,  # a worker holds only the cell it runs
@@ -258,6 +248,35 @@ def local_cluster(
             env=WORKER_ENV,
         )
     return cluster, limit
+
+
+def worker_memory_limit(memory_limit: int | str | None, n_workers: int) -> int | None:
+    """Bytes per worker from --memory-limit ("auto", text such as "4GiB", bytes or None)."""
+    from dask.utils import parse_bytes
+
+    if memory_limit == "auto":
+        return memory_per_worker(n_workers)
+    if isinstance(memory_limit, str):
+        try:
+            return parse_bytes(memory_limit)
+        except ValueError:
+            raise AtomsparkError(
+                f"--memory-limit {memory_limit!r}: expected bytes such as 4GiB or 'auto'"
+            ) from None
+    return memory_limit
+
+
+def check_cluster_arguments(
+    scheduler: str | None, workers: int | None, memory_limit, connect_timeout: float
+) -> None:
+    """Refuse bad cluster arguments before the sweep folder is touched (a --scheduler is
+    probed only when there are cells to run: see run_sweep)."""
+    require_positive("--connect-timeout", connect_timeout)
+    if scheduler is not None:
+        return
+    n = require_int("--workers", workers if workers is not None else default_workers(), 1)
+    if importlib.util.find_spec("dask") is not None:
+        worker_memory_limit(memory_limit, n)
 
 
 def _scheduler_has_bokeh() -> bool:
@@ -302,12 +321,13 @@ def run_sweep(
     plan = plan_grid(grid_path, max_cells=max_cells, force=force)
     out = Path(out)
     retries = require_int("--retries", retries, minimum=0)
+    if not report_only:
+        check_cluster_arguments(scheduler, workers, memory_limit, connect_timeout)
     if report_only:
         if not (out / "grid.json").is_file():
             raise AtomsparkError(f"--report: {out} is not a sweep folder (no grid.json)")
         prepare_folder(out, plan)
         return _finish(out, plan, computed=0, cluster=None, log=log)
-    prepare_folder(out, plan)
     todo = [c for c in plan.cells if read_result(out, c.id) is None]
     if only is not None:
         chosen = {c.id for c in plan.cells if fnmatch.fnmatchcase(c.id, only)}
@@ -315,6 +335,9 @@ def run_sweep(
             names = ", ".join(c.id for c in plan.cells[:3])
             raise AtomsparkError(f"--only {only!r}: matches no cell (cell names: {names}, ...)")
         todo = [c for c in todo if c.id in chosen]
+    if todo and scheduler is not None:
+        probe_scheduler(scheduler, connect_timeout)  # before the folder is claimed
+    prepare_folder(out, plan)
     log(
         f"[sweep] {plan.grid.kind} grid {grid_path}: {len(plan.cells)} cells, "
         f"{len(plan.cells) - len(todo)} finished before or not chosen, {len(todo)} to run -> {out}"

@@ -380,3 +380,61 @@ def test_bench_cell_equals_the_bench_runners_own_cell(tmp_path):
     )
     with pytest.raises(AtomsparkError, match="n_trian.*unknown size"):
         plan_grid(bad)
+
+
+def test_an_http_server_is_not_a_dask_scheduler(tmp_path, capsys):
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sequence"\n[set]\nepochs = 1')
+    out = tmp_path / "o"
+    address = f"tcp://127.0.0.1:{server.server_address[1]}"
+    try:
+        start = time.monotonic()
+        code = main(["sweep", str(grid), "--out", str(out), "--scheduler", address,
+                     "--connect-timeout", "1"])  # fmt: skip
+        assert time.monotonic() - start < 10
+    finally:
+        server.shutdown()
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--scheduler {address}: is not a Dask scheduler" in err
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_port_that_speaks_first_but_not_dask_is_refused(tmp_path):
+    import socket
+    import threading
+
+    from atomspark.scenarios.sweep_connect import probe_scheduler
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def banner() -> None:
+        conn, _ = listener.accept()
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")  # what a proxy may send at once
+        conn.close()
+
+    threading.Thread(target=banner, daemon=True).start()
+    with pytest.raises(AtomsparkError, match="is not a Dask scheduler"):
+        probe_scheduler(f"127.0.0.1:{listener.getsockname()[1]}", 2)
+    listener.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--connect-timeout", "-1", "--scheduler", "tcp://127.0.0.1:1"], "--connect-timeout: must be finite and > 0"),
+        (["--workers", "0"], "--workers: must be >= 1"),
+        (["--workers", "1", "--memory-limit", "lots"], "--memory-limit 'lots'"),
+    ],
+)  # fmt: skip
+def test_bad_cluster_arguments_leave_nothing_behind(tmp_path, capsys, args, message):
+    grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sequence"\n[set]\nepochs = 1')
+    out = tmp_path / "o"
+    assert main(["sweep", str(grid), "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err
+    assert not out.exists()

@@ -75,7 +75,8 @@ def run_benchmark(
     """
     family = get_family(name)
     size = override_sizes(family.sizes(quick), sizes)
-    n_seeds = require_int("seeds", 1 if quick and seeds is None else (seeds or 3), minimum=1)
+    default_seeds = 1 if quick else 3
+    n_seeds = require_int("--seeds", default_seeds if seeds is None else seeds, minimum=1)
     check_memory(family, size)
     out = Path(out) if out is not None else default_out(name, quick)
     manifest = {
