@@ -217,3 +217,27 @@ def test_torch_commands_without_torch_are_one_line(capsys, monkeypatch):
     )
     for argv in (["demo"], ["compare", "missing.npz"]):
         one_line(capsys, argv, "needs PyTorch", ".venv/bin/atomspark")
+
+
+@pytest.mark.torch
+def test_compare_says_when_it_uses_fewer_samples_than_asked(tmp_path, capsys):
+    """--samples above what the data holds: one warning naming what was used, never silence."""
+    pytest.importorskip("torch")
+    vn12 = tmp_path / "vn12.npz"
+    VNModel.random(12, [(16, 8)], seed=0).save(vn12)
+    np.savez(tmp_path / "three.npz", x=np.random.default_rng(0).normal(size=(3, 12)))
+    argv = ["compare", str(vn12), "--data", str(tmp_path / "three.npz"), "--samples", "100000"]
+    assert main([*argv, "--steps", "40", "--no-fixed", "--out", str(tmp_path / "c")]) == 0
+    captured = capsys.readouterr()
+    warnings = [ln for ln in captured.err.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and "--samples 100000" in warnings[0] and "using all 3" in warnings[0]
+    report = json.loads((tmp_path / "c" / "comparison.json").read_text())
+    assert report["samples"] == 3
+
+
+@pytest.mark.torch
+def test_bench_refuses_zero_seeds_before_writing(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "b"
+    one_line(capsys, ["bench", "fn1d", "--quick", "--seeds", "0", "--out", str(out)], "--seeds")
+    assert not out.exists()
