@@ -6,8 +6,8 @@ that a later call can tell "a run of mine", "someone else's run" and "files atom
 write" apart:
 
 - mode "new" (the default): the folder must be missing or empty (stale temporaries aside);
-  otherwise the call is refused and the message says how to go on (--resume, --overwrite or
-  another --out).
+  otherwise the call is refused and the message says how to go on (--resume where the command
+  has it, --overwrite or another --out).
 - mode "resume": the folder must hold a run of the same command.
 - mode "overwrite": the command's previous outputs (the files named by `outputs`, and the
   marker) are deleted first, so no stale file from the old run survives beside the new one.
@@ -98,15 +98,22 @@ def prepare_run_folder(
     outputs: Iterable[str] | None = None,
     arg: str = "--out",
     legacy_files: Iterable[str] = (),
+    resumable: bool = False,
 ) -> Path:
     """Check and set up the output folder of `command` before any work is done.
 
     `outputs` names the files the command writes (deleted by mode "overwrite"; default
     OUTPUTS[command]);
     `legacy_files` name files whose presence marks a run written before folders had a marker
-    (accepted by "resume" and "overwrite"). Returns the folder as a Path."""
+    (accepted by "resume" and "overwrite"); `resumable`: the command has --resume (advice names
+    only flags the command has). Nothing is created when the call is refused. Returns the folder
+    as a Path."""
     if mode not in MODES:
         raise AtomsparkError(f"run folder mode {mode!r}: choose one of {', '.join(MODES)}")
+    if mode == "resume" and not Path(path).is_dir():
+        raise AtomsparkError(
+            f"{arg} {path}: no such folder, so no run to resume; start it without --resume"
+        )
     folder = ensure_writable_folder(path, arg)
     remove_stale_temporaries(folder)
     entries = sorted(p.name for p in folder.iterdir())
@@ -128,7 +135,11 @@ def prepare_run_folder(
         return folder
     if mode == "new":
         shown = ", ".join(entries[:4]) + (", ..." if len(entries) > 4 else "")
-        hint = "--resume to continue it, --overwrite to replace it" if ours else "--overwrite"
+        hint = (
+            "--resume to continue it, --overwrite to replace it"
+            if resumable
+            else "--overwrite to replace it"
+        )
         if owner is None and not legacy:
             raise AtomsparkError(
                 f"{arg} {folder}: not empty ({shown}) and not an atomspark run folder; "

@@ -255,3 +255,51 @@ def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path):
     step = int(last.split("interrupted at step ")[1].split(";")[0])
     assert f"last checkpoint at step {step}" in last  # the interrupt itself checkpoints
     assert not list(out.glob(".*.tmp"))
+
+
+def _verb_flags(verb: str) -> set[str]:
+    """The option strings `atomspark VERB` accepts."""
+    import argparse
+
+    from atomspark.scenarios.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {flag for action in subs.choices[verb]._actions for flag in action.option_strings}
+
+
+@pytest.mark.parametrize("verb", ["demo", "profile", "compare", "export", "train"])
+def test_advice_names_only_flags_the_command_has(tmp_path, capsys, verb):
+    """Each verb run into a folder holding its own earlier run: the refusal's advice names
+    --overwrite, and --resume only where the verb has it."""
+    import re
+
+    from atomspark.networks.vn import VNModel
+    from atomspark.scenarios.cli import main
+
+    if verb in ("demo", "compare", "train"):
+        pytest.importorskip("torch")
+    model = tmp_path / "vn.npz"
+    VNModel.random(12, [(16, 8)], seed=0).save(model)
+    run = prepare_run_folder(tmp_path / "run", verb)
+    (run / "earlier-output.json").write_text("{}")
+    argv = {
+        "demo": ["demo"],
+        "profile": ["profile", str(model), "--input", "builtin:1", "--steps", "5"],
+        "compare": ["compare", str(model), "--samples", "1", "--steps", "5", "--no-fixed"],
+        "export": ["export", str(model), "--to", "networkx"],
+        "train": ["train", "vn-dictionary"],
+    }[verb]
+    assert main([*argv, "--out", str(run)]) == 2
+    message = capsys.readouterr().err.strip()
+    named = set(re.findall(r"--[a-z][a-z-]+", message.split(": error: ", 1)[1]))
+    assert "--overwrite" in named, message
+    assert named <= _verb_flags(verb), (named - _verb_flags(verb), message)
+    assert ("--resume" in named) == (verb == "train"), message
+    assert sorted(p.name for p in run.iterdir()) == ["atomspark-run.json", "earlier-output.json"]
+
+
+def test_resume_of_a_missing_folder_creates_nothing(tmp_path):
+    with pytest.raises(AtomsparkError, match="no such folder, so no run to resume"):
+        prepare_run_folder(tmp_path / "never" / "made", "train", "resume")
+    assert not (tmp_path / "never").exists()
