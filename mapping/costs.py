@@ -1,9 +1,11 @@
 """From an engine run to costs: place the graph, estimate neuromorphic energy/latency, and price
 the dense equivalent of the same computation on a GPU or CPU for comparison.
 
-Vector units (an RSGN node's d-wide state) are priced as a chip would hold them: d compartments
-on one core, each event d graded spikes, each synaptic operation d multiply-adds, and the unit's
-internal transform (`macs_per_update`, e.g. RSGN's W_h) counted as synaptic operations.
+The chip side is priced only on a layout that fits (mapping/layouts.py: vector units such as
+RSGN nodes as d compartments on one core, or split into feature-sliced message sums and
+node-major transforms); each event of a width-d unit is d graded spikes, each synaptic operation
+d multiply-adds, and the unit's internal transform (`macs_per_update`, RSGN's W_h) counts as
+synaptic operations. No layout fits: no chip energy.
 
 The dense equivalent is what a GPU does for the same model without events: every step, every
 projection is a dense matrix-vector product (2 n_target n_source FLOPs per sample), its weights
@@ -13,13 +15,14 @@ kernel launch per step. Batching amortises weight traffic over `batch` samples.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.energy import DenseCost, EnergyReport, dense_cost, estimate_energy
 from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware, load_hardware
-from atomspark.mapping.placement import Placement, place
+from atomspark.mapping.layouts import Fit, fit_graph, macs_per_update, unit_width
+from atomspark.mapping.placement import Placement
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
 from atomspark.sim.validation import AtomsparkError, require_int
@@ -41,25 +44,36 @@ class DenseWorkload:
 
 @dataclass(frozen=True)
 class CostComparison:
-    """One run priced on a neuromorphic chip and on a dense device, per sample."""
+    """One run priced on a neuromorphic chip and on a dense device, per sample. When no layout
+    fits the chip, `neuromorphic` and `placement` are None: an infeasible mapping is not priced."""
 
-    neuromorphic: EnergyReport
-    placement: Placement
+    neuromorphic: EnergyReport | None
+    placement: Placement | None
     dense: DenseCost
     workload: DenseWorkload
+    fit: Fit | None = None
 
     @property
-    def energy_ratio(self) -> float:
-        """Dense energy / neuromorphic energy (> 1: the chip is cheaper)."""
+    def fits(self) -> bool:
+        return self.neuromorphic is not None
+
+    @property
+    def energy_ratio(self) -> float | None:
+        """Dense energy / neuromorphic energy (> 1: the chip is cheaper); None: does not fit."""
+        if self.neuromorphic is None:
+            return None
         return self.dense.energy_j / max(self.neuromorphic.energy_per_sample_j, 1e-300)
 
     def to_dict(self) -> dict:
+        placed = self.placement is not None
         return {
-            "neuromorphic": self.neuromorphic.to_dict(),
+            "fits": self.fits,
+            "neuromorphic": self.neuromorphic.to_dict() if placed else None,
             "placement": {
-                "strategy": self.placement.strategy,
-                "cores": int(np.unique(self.placement.unit_core).size),
-                "chips": int(np.unique(self.placement.unit_chip).size),
+                "strategy": self.placement.strategy if placed else None,
+                "cores": int(np.unique(self.placement.unit_core).size) if placed else None,
+                "chips": int(np.unique(self.placement.unit_chip).size) if placed else None,
+                **(self.fit.summary() if self.fit is not None else {}),
             },
             "dense": self.dense.to_dict(),
             "dense_workload": self.workload.to_dict(),
@@ -67,25 +81,9 @@ class CostComparison:
         }
 
 
-def unit_width(graph: Graph) -> int:
-    """Compartments per unit: the payload length of vector units (RSGN: d), else 1."""
-    if not isinstance(graph, Graph):
-        raise AtomsparkError(f"graph: expected an engine Graph, got {type(graph).__name__}")
-    widths = {
-        int(np.prod(getattr(p.params, "payload_shape", ()) or (1,))) for p in graph.populations
-    }
-    if len(widths) != 1:
-        raise AtomsparkError(f"graph: mixed payload widths {sorted(widths)} are not priced")
-    return widths.pop()
-
-
-def _macs_per_update(graph: Graph) -> np.ndarray:
-    return np.array([getattr(p.params, "macs_per_update", 0) for p in graph.populations])
-
-
 def compartment_profile(graph: Graph, profile: Profile) -> Profile:
-    """The run's counters in scalar operations (see module docstring); unchanged for width 1."""
-    w, macs = unit_width(graph), _macs_per_update(graph)
+    """The run's counters in scalar operations of the node layout (mapping/layouts.py)."""
+    w, macs = unit_width(graph), macs_per_update(graph)
     if w == 1 and not macs.any():
         return profile
     return Profile(
@@ -110,7 +108,7 @@ def dense_workload(graph: Graph, steps: int, batch: int = 1) -> DenseWorkload:
     w = unit_width(graph)
     sizes = graph.sizes
     weights = sum(p.shape[0] * p.shape[1] for p in graph.projections)
-    internal = float((_macs_per_update(graph) * sizes).sum())  # e.g. RSGN's W_h per node
+    internal = float((macs_per_update(graph) * sizes).sum())  # e.g. RSGN's W_h per node
     macs = weights * w + internal
     units = graph.total_units * w
     flops = steps * (2.0 * macs + 4.0 * units)  # matvecs + a few element-wise ops per unit
@@ -128,39 +126,14 @@ def place_units(
     unit_events: np.ndarray | None = None,
     strategy: str = "auto",
     positions: np.ndarray | None = None,
+    layout: str = "auto",
 ) -> tuple[Placement, sp.csr_matrix]:
-    """Place the graph's units; vector units keep their w compartments together on one core.
-
-    Returns the compartment-level placement and adjacency (kron(A, I_w) for width w).
-    strategy "auto": "locality" when unit positions are given (RSGN's hyperbolic coordinates;
-    on geometric graphs it beat Kernighan-Lin in traffic and time, docs/performance.md §6),
-    else "partition"."""
-    if strategy == "auto":
-        strategy = "locality" if positions is not None else "partition"
-    adjacency = graph.unit_adjacency()
-    w = unit_width(graph)
-    if w == 1:
-        return place(
-            adjacency, hw, strategy=strategy, unit_events=unit_events, positions=positions
-        ), adjacency
-    if w > hw.limits.units_per_core:
-        raise AtomsparkError(
-            f"unit width {w} exceeds {hw.limits.units_per_core} units per core on {hw.name}"
-        )
-    per_node = max(_macs_per_update(graph).max(), 0)
-    in_degree = np.asarray(adjacency.sum(axis=0)).ravel()
-    node_hw = replace(hw, limits=replace(hw.limits, units_per_core=hw.limits.units_per_core // w))
-    node_events = None if unit_events is None else unit_events.reshape(-1, w).sum(axis=1)
-    nodes = place(
-        adjacency,
-        node_hw,
-        strategy=strategy,
-        unit_events=node_events,
-        synapse_counts=in_degree * w + per_node,
-        positions=positions,
-    )
-    placement = replace(nodes, unit_core=np.repeat(nodes.unit_core, w))
-    return placement, sp.kron(adjacency, sp.identity(w, format="csr"), format="csr")
+    """The compartment placement and adjacency of the first layout that fits
+    (mapping/layouts.fit_graph); AtomsparkError saying why when none does."""
+    fit = fit_graph(graph, hw, layout, unit_events, strategy, positions)
+    if not fit.fits:
+        raise AtomsparkError("network does not fit: " + "; ".join(fit.problems))
+    return fit.placement, fit.cmap.adjacency
 
 
 def _hardware(name_or_hw, kind):
@@ -194,6 +167,31 @@ def price_dense(
     return work, per_sample
 
 
+def chip_cost(
+    graph: Graph,
+    profile: Profile,
+    chip: NeuromorphicHardware,
+    n_samples: int = 1,
+    strategy: str = "auto",
+    positions: np.ndarray | None = None,
+    static_scope: str = "device",
+    layout: str = "auto",
+) -> tuple[Fit, EnergyReport | None]:
+    """Fit the graph (mapping/layouts.py) and price `profile` on the layout that fits; no
+    energy (None) when none does."""
+    node_scalar = compartment_profile(graph, profile)
+    unit_events = np.concatenate(node_scalar.unit_events) if node_scalar.unit_events else None
+    fit = fit_graph(graph, chip, layout, unit_events, strategy, positions)
+    if not fit.fits:
+        return fit, None
+    scalar = fit.cmap.to_profile(profile)
+    report = estimate_energy(
+        scalar, fit.placement, fit.cmap.adjacency, chip, n_samples=n_samples,
+        static_scope=static_scope, barriers_per_step=fit.cmap.barriers_per_step,
+    )  # fmt: skip
+    return fit, report
+
+
 def compare_costs(
     graph: Graph,
     profile: Profile,
@@ -204,13 +202,15 @@ def compare_costs(
     strategy: str = "auto",
     positions: np.ndarray | None = None,
     precision: str = "fp32",
+    static_scope: str = "device",
+    layout: str = "auto",
 ) -> CostComparison:
-    """Place `graph`, price `profile` (covering `n_samples` samples) on both devices, per sample."""
+    """Place `graph`, price `profile` (covering `n_samples` samples) on both devices, per sample.
+    static_scope "device" (default): the whole chip's static power while the run holds it."""
     chip = _hardware(neuromorphic, NeuromorphicHardware)
-    scalar = compartment_profile(graph, profile)
-    unit_events = np.concatenate(scalar.unit_events) if scalar.unit_events else None
-    placement, adjacency = place_units(graph, chip, unit_events, strategy, positions)
-    report = estimate_energy(scalar, placement, adjacency, chip, n_samples=n_samples)
+    fit, report = chip_cost(
+        graph, profile, chip, n_samples, strategy, positions, static_scope, layout
+    )
     steps_per_sample = max(1, int(round(profile.steps / n_samples)))
     work, per_sample = price_dense(graph, steps_per_sample, dense, batch, precision)
-    return CostComparison(report, placement, per_sample, work)
+    return CostComparison(report, fit.placement, per_sample, work, fit)

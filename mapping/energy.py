@@ -7,9 +7,12 @@ Neuromorphic model (per step t, core c; all counts from the engine's Profile):
   active update, the rest of the population an idle update;
 - each event costs ``spike_out`` once and one message per destination core: ``spike_local`` plus
   E-W / N-S tile hops on the mesh plus ``chip_hop`` when the destination is on another chip;
-- static power is charged per core in use for the whole run time.
+- static power for the whole run time: per core in use (``static_scope="shared"``: the fraction
+  of the chip the network uses) or for every core of every chip in use (``"device"``: the whole
+  chip is held, as a GPU is charged its whole idle power; the default of chip-vs-GPU pricing).
 Time per step = the slowest core's work (synops + updates + spikes out + messages sent) + the
-barrier for the tiles in use. Hop latency is pipelined in the mesh and is not added to the step.
+barrier for the tiles in use (times `barriers_per_step` when one model step takes several chip
+time steps). Hop latency is pipelined in the mesh and is not added to the step.
 
 Dense model (GPU/CPU): ``dense_cost`` = roofline time max(flops/peak, bytes/bandwidth) plus launch
 overhead; energy = flops x E_flop + bytes x E_byte + idle power x time.
@@ -26,6 +29,8 @@ from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware
 from atomspark.mapping.placement import Placement, routes, tile_xy
 from atomspark.sim.profile import Profile
 from atomspark.sim.validation import AtomsparkError, require_int, require_positive
+
+STATIC_SCOPES = ("device", "shared")
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class EnergyReport:
     barrier_s: float
     time_per_sample_s: float
     edp_js: float  # energy per sample x time per sample
+    static_scope: str = "shared"  # "shared": cores in use; "device": whole chips in use
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -143,8 +149,16 @@ def estimate_energy(
     adjacency: sp.spmatrix,
     hw: NeuromorphicHardware,
     n_samples: int = 1,
+    static_scope: str = "shared",
+    barriers_per_step: int = 1,
 ) -> EnergyReport:
-    """Energy per sample with its breakdown, time per step and sample, and energy-delay product."""
+    """Energy per sample with its breakdown, time per step and sample, and energy-delay product
+    (static_scope and barriers_per_step: module docstring)."""
+    if static_scope not in STATIC_SCOPES:
+        raise AtomsparkError(
+            f"static_scope: choose one of {', '.join(STATIC_SCOPES)}, got {static_scope!r}"
+        )
+    barriers_per_step = require_int("barriers_per_step", barriers_per_step, minimum=1)
     if not isinstance(hw, NeuromorphicHardware):
         raise AtomsparkError(
             f"hardware {getattr(hw, 'name', hw)!r} is not neuromorphic: use dense_cost for it"
@@ -168,9 +182,11 @@ def estimate_energy(
         + k["events"] * t.spike_out
         + k["messages"] * t.spike_local
     )
-    barrier = hw.barrier_time(tiles_used)
+    barrier = hw.barrier_time(tiles_used) * barriers_per_step
     step_time = (core_time.max(axis=1) if core_time.size else np.zeros(profile.steps)) + barrier
     run_time = float(step_time.sum()) if profile.steps else 0.0
+    chips_used = int(np.unique(chips).size)
+    static_cores = used.size if static_scope == "shared" else chips_used * hw.limits.cores_per_chip
     run = EnergyBreakdown(
         synaptic_ops=float(k["synops"].sum() * e.synop),
         updates_active=float(k["active"].sum() * e.update_active),
@@ -181,7 +197,7 @@ def estimate_energy(
             + k["hops_north_south"].sum() * e.hop_north_south
             + k["chip_crossings"].sum() * e.chip_hop
         ),
-        static=float(hw.static_power_per_core_w * used.size * run_time),
+        static=float(hw.static_power_per_core_w * static_cores * run_time),
     )
     per_sample = EnergyBreakdown(**{f: v / n_samples for f, v in asdict(run).items()})
     time_per_sample = run_time / n_samples
@@ -190,7 +206,7 @@ def estimate_energy(
         steps=int(profile.steps),
         n_samples=n_samples,
         cores_used=int(used.size),
-        chips_used=int(np.unique(chips).size),
+        chips_used=chips_used,
         tiles_used=tiles_used,
         energy_per_sample_j=per_sample.total,
         breakdown=per_sample,
@@ -198,6 +214,7 @@ def estimate_energy(
         barrier_s=barrier,
         time_per_sample_s=time_per_sample,
         edp_js=per_sample.total * time_per_sample,
+        static_scope=static_scope,
     )
 
 

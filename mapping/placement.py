@@ -3,7 +3,9 @@
 Units are indexed globally (populations concatenated). Three strategies share one core packer:
 ``sequential`` (index order), ``partition`` (recursive Kernighan-Lin bisection of the traffic
 graph, networkx 2.8 and 3.x) and ``locality`` (Z-order of unit positions). The packer opens a new
-core when the next group would break a per-core limit (units, synaptic memory, input axons).
+core when the next group would break a per-core limit (units, synaptic memory, input axons);
+`blocks` (units that must share a core, e.g. the d compartments of a vector unit) are never split.
+Every placement is checked against mapping/core_fit.py, the one test of what a core holds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+from atomspark.mapping.core_fit import core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
 
@@ -83,6 +86,23 @@ def place(
     in-degree). positions: (n, d) coordinates, needed by "locality". max_chips defaults to
     ``hw.limits.chips_per_board``. Raises AtomsparkError naming the broken limit and by how much.
     """
+    groups, adj, synapses = unit_groups(
+        adjacency, hw, strategy, unit_events, synapse_counts, positions, seed
+    )
+    return pack(groups, adj, synapses, hw, strategy, max_chips=max_chips)
+
+
+def unit_groups(
+    adjacency: sp.spmatrix,
+    hw: NeuromorphicHardware,
+    strategy: str = "partition",
+    unit_events: np.ndarray | None = None,
+    synapse_counts: np.ndarray | None = None,
+    positions: np.ndarray | None = None,
+    seed: int = 0,
+) -> tuple[list[np.ndarray], sp.csr_matrix, np.ndarray]:
+    """The strategy's packing order: groups of units to keep together where they fit (with the
+    checked adjacency and synapse counts)."""
     if not isinstance(hw, NeuromorphicHardware):
         raise AtomsparkError(
             f"hw: placement needs neuromorphic hardware (cores), got {type(hw).__name__}"
@@ -93,10 +113,6 @@ def place(
     events = _per_unit("unit_events", unit_events, n, np.ones(n))
     in_degree = np.diff(adj.tocsc().indptr).astype(np.int64)
     synapses = _per_unit("synapse_counts", synapse_counts, n, in_degree)
-    max_chips = require_int(
-        "max_chips", hw.limits.chips_per_board if max_chips is None else max_chips, 1
-    )
-    _check_units_fit(in_degree, synapses, hw)
     if strategy == "sequential":
         groups = [np.arange(n)]
     elif strategy == "partition":
@@ -112,7 +128,30 @@ def place(
         raise AtomsparkError(
             f"strategy {strategy!r} unknown: choose one of {', '.join(STRATEGIES)}"
         )
-    unit_core = _pack(groups, adj, synapses, hw, n)
+    return groups, adj, synapses
+
+
+def pack(
+    groups: list[np.ndarray],
+    adjacency: sp.spmatrix,
+    synapses: np.ndarray,
+    hw: NeuromorphicHardware,
+    strategy: str,
+    blocks: np.ndarray | None = None,
+    max_chips: int | None = None,
+) -> Placement:
+    """Pack `groups` (in order) onto cores; `blocks[u]` names the block of unit u (units of one
+    block share a core; default: every unit its own block). The result is checked against
+    core_fit: AtomsparkError names the first broken limit and by how much."""
+    adj = _check_adjacency(adjacency)
+    n = adj.shape[0]
+    synapses = np.asarray(synapses, dtype=float)
+    block_of = np.arange(n) if blocks is None else np.asarray(blocks, dtype=np.int64)
+    max_chips = require_int(
+        "max_chips", hw.limits.chips_per_board if max_chips is None else max_chips, 1
+    )
+    _check_blocks_fit(adj, synapses, block_of, hw)
+    unit_core = _pack(groups, adj, synapses, hw, n, block_of)
     n_cores = int(unit_core.max()) + 1 if n else 0
     cpc = hw.limits.cores_per_chip
     n_chips = -(-n_cores // cpc)
@@ -122,7 +161,9 @@ def place(
             f"{max_chips} chip(s) = {cpc * max_chips} cores ({strategy} placement)"
         )
     placement = Placement(unit_core, n_cores, max(n_chips, 1), cpc, strategy)
-    _check_fan_out(adj, placement, hw)
+    problems = over_limit(core_use(unit_core, adj, synapses, hw), hw)
+    if problems:
+        raise AtomsparkError(f"network does not fit: {problems[0]}")
     return placement
 
 
@@ -202,55 +243,66 @@ def _per_unit(name: str, value, n: int, default: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _check_units_fit(in_degree: np.ndarray, synapses: np.ndarray, hw: NeuromorphicHardware) -> None:
+def distinct_sources(adj: sp.spmatrix, group_of: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group (of target units): how many distinct source units reach it (input axons)."""
+    n = adj.shape[0]
+    member = sp.csr_matrix((np.ones(n), (group_of, np.arange(n))), shape=(n_groups, n))
+    reach = (member @ sp.csr_matrix(adj).T).tocsr()
+    reach.eliminate_zeros()
+    return np.diff(reach.indptr)
+
+
+def _check_blocks_fit(
+    adj: sp.csr_matrix, synapses: np.ndarray, block_of: np.ndarray, hw: NeuromorphicHardware
+) -> None:
+    """Every block (a unit, or units that must share a core) must fit an empty core."""
     lim = hw.limits
-    if in_degree.size and in_degree.max() > lim.max_fan_in_axons_per_core:
-        u = int(in_degree.argmax())
+    n_blocks = int(block_of.max()) + 1 if block_of.size else 0
+    fan_in = distinct_sources(adj, block_of, n_blocks)
+    what = "unit" if n_blocks == adj.shape[0] else "block"
+    if fan_in.size and fan_in.max() > lim.max_fan_in_axons_per_core:
+        b = int(fan_in.argmax())
         raise AtomsparkError(
-            f"unit {u} fan-in {int(in_degree[u])} exceeds {lim.max_fan_in_axons_per_core} "
-            f"(input axons per core on {hw.name}) by {int(in_degree[u]) - lim.max_fan_in_axons_per_core}"
+            f"{what} {b} fan-in {int(fan_in[b])} exceeds {lim.max_fan_in_axons_per_core} "
+            f"(input axons per core on {hw.name}) by {int(fan_in[b]) - lim.max_fan_in_axons_per_core}"
         )
-    if synapses.size and synapses.max() > lim.synapses_per_core:
-        u = int(synapses.argmax())
+    syn = np.bincount(block_of, weights=synapses, minlength=n_blocks)
+    if syn.size and syn.max() > lim.synapses_per_core:
+        b = int(syn.argmax())
         raise AtomsparkError(
-            f"unit {u} needs {int(synapses[u])} synapses, a core holds {lim.synapses_per_core} "
+            f"{what} {b} needs {int(syn[b])} synapses, a core holds {lim.synapses_per_core} "
             f"({lim.synaptic_memory_bytes_per_core} B / {lim.bytes_per_synapse} B per synapse)"
         )
-
-
-def _check_fan_out(adj: sp.csr_matrix, placement: Placement, hw: NeuromorphicHardware) -> None:
-    """Each (unit, destination core) pair uses one output axon of the unit's core."""
-    if adj.nnz == 0:
-        return
-    coo = adj.tocoo()
-    pairs = np.unique(coo.row * np.int64(placement.n_cores) + placement.unit_core[coo.col])
-    per_core = np.bincount(
-        placement.unit_core[pairs // placement.n_cores], minlength=placement.n_cores
-    )
-    limit = hw.limits.max_fan_out_axons_per_core
-    if per_core.max() > limit:
-        c = int(per_core.argmax())
+    size = np.bincount(block_of, minlength=n_blocks)
+    if size.size and size.max() > lim.units_per_core:
+        b = int(size.argmax())
         raise AtomsparkError(
-            f"core {c} needs {int(per_core[c])} output axons, exceeds fan-out limit {limit} "
-            f"by {int(per_core[c]) - limit}"
+            f"{what} {b} has {int(size[b])} compartments, a core holds {lim.units_per_core}"
         )
 
 
 # --- packing ------------------------------------------------------------------------------
 
 
-def _pack(groups: list[np.ndarray], adj: sp.csr_matrix, synapses, hw, n: int) -> np.ndarray:
-    """Fill cores in order, keeping each group on one core when it fits there or on a fresh one."""
+def _pack(
+    groups: list[np.ndarray], adj: sp.csr_matrix, synapses, hw, n: int, block_of: np.ndarray
+) -> np.ndarray:
+    """Fill cores in order, keeping each group on one core when it fits there or on a fresh one;
+    a group too big for any core is split between its blocks."""
     lim = hw.limits
     csc = adj.tocsc()
+    csc.sum_duplicates()
     unit_core = np.full(n, -1, dtype=np.int64)
     state = {"core": 0, "units": 0, "synapses": 0.0, "axons": 0}
     presyn = np.zeros(n, dtype=bool)  # input axons already used on the current core
 
     def new_axons(units: np.ndarray) -> np.ndarray:
-        idx = np.unique(
-            np.concatenate([csc.indices[csc.indptr[u] : csc.indptr[u + 1]] for u in units])
-        )
+        if units.size == 1:  # one unit's sources are already distinct
+            idx = csc.indices[csc.indptr[units[0]] : csc.indptr[units[0] + 1]]
+        else:
+            idx = np.unique(
+                np.concatenate([csc.indices[csc.indptr[u] : csc.indptr[u + 1]] for u in units])
+            )
         return idx[~presyn[idx]]
 
     def fits(units: np.ndarray, n_axons: int, empty: bool = False) -> bool:
@@ -287,8 +339,8 @@ def _pack(groups: list[np.ndarray], adj: sp.csr_matrix, synapses, hw, n: int) ->
             open_core()
             put(group, all_axons)
             continue
-        for u in group:  # too big for any core: split it unit by unit
-            one = np.array([u], dtype=np.int64)
+        cuts = np.flatnonzero(np.diff(block_of[group])) + 1
+        for one in np.split(group, cuts):  # too big for any core: split it block by block
             axons = new_axons(one)
             if not fits(one, axons.size):
                 open_core()

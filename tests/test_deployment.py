@@ -31,16 +31,19 @@ def test_fixed_point_vn_fits_one_core_with_exact_counts():
     assert any("36/8192" in line for line in rep.lines())
 
 
-def test_rsgn_vector_nodes_break_the_axon_limits_and_say_why():
+def test_rsgn_node_layout_breaks_the_axon_limit_and_the_split_layout_fits():
     cfg = rsgn.RSGNConfig(mode="published", n_nodes=96, d_hidden=64, n_classes=4, n_steps=2)
     params = rsgn.init_params(cfg, seed=0)
     tokens = np.random.default_rng(0).standard_normal((8, cfg.d_in))
     graph = compile_rsgn_tokens(params, cfg, tokens)
+    whole = deployment_report(graph, "loihi2", positions=params.positions, layout="node")
+    assert not whole.fits and whole.cores == []
+    # one node's 64 compartments receive 64 x 95 distinct sources: above 4096 input axons
+    assert any("fan-in 6080 exceeds 4096" in p for p in whole.problems)
     rep = deployment_report(graph, "loihi2", positions=params.positions)
-    assert not rep.fits
-    fan_in = next(p for p in rep.problems if p.startswith("fan_in_axons"))
-    assert "graded spike" in fan_in and "> 4096" in fan_in
-    assert max(c.fan_in_axons for c in rep.cores) > 4096
+    assert rep.fits and rep.layout == "split" and "W_h" in rep.took
+    assert max(c.fan_in_axons for c in rep.cores) <= 4096
+    assert max(c.synapses for c in rep.cores) <= rep.limits["synapses"]
     assert any("float populations" in n for n in rep.notes)  # and it is not fixed point
 
 
