@@ -59,9 +59,11 @@ def _check_costs(entry):
     parts = {k: v for k, v in nm["breakdown"].items() if k != "total"}
     assert all(v >= 0 for v in parts.values())
     hw = load_hardware(nm["hardware"])
-    # static energy is power x time: per-core static power x cores used x time per sample
+    # static energy is power x time: the whole chip (every core of every chip in use) is held
+    assert nm["static_scope"] == "device"
+    held = hw.limits.cores_per_chip * nm["chips_used"]
     assert parts["static"] == pytest.approx(
-        hw.static_power_per_core_w * nm["cores_used"] * nm["time_per_sample_s"], rel=1e-12
+        hw.static_power_per_core_w * held * nm["time_per_sample_s"], rel=1e-12
     )
     # synaptic energy prices whole synaptic operations (a count per run of all samples)
     ops = parts["synaptic_ops"] / hw.energy.synop * nm["n_samples"]
