@@ -27,12 +27,14 @@ from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.models import model_of
 from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.units_vn_fixed import ETA_MANT_BITS, VNFixedParams
+from atomspark.sim.units_vn_fixed import ETA_MANT_BITS, STATE_BITS, VNFixedParams
 
 if TYPE_CHECKING:
     from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
     from atomspark.networks.sample_runner import SampleRunner
 from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
+
+MAX_FRAC_BITS = STATE_BITS - 2
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,18 @@ def fixed_vn_runner(runner, frac_bits: int = 12):
     return SampleRunner(graph, to_state, read)
 
 
+def require_frac_bits(name: str, frac_bits) -> int:
+    """Fraction bits of VN codes: a code of 1.0 is 2**frac_bits, which Loihi's 24-bit signed
+    state holds only up to frac_bits = STATE_BITS - 2 (2**22 <= 2**23 - 1)."""
+    frac_bits = require_int(name, frac_bits, minimum=0)
+    if frac_bits > MAX_FRAC_BITS:
+        raise AtomsparkError(
+            f"{name} {frac_bits}: at most {MAX_FRAC_BITS} (Loihi's {STATE_BITS}-bit state holds "
+            f"a code of 1.0 as 2**{frac_bits} only up to 2**{MAX_FRAC_BITS}); the default is 12"
+        )
+    return frac_bits
+
+
 def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> Graph:
     """A float VN graph (e.g. networks.vn_compile) -> the engine's integer VN graph: codes in
     units of 2**-frac_bits, Gram blocks as 8-bit mantissas with one exponent per projection,
@@ -188,7 +202,7 @@ def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> Graph:
     rounding accumulates (the only errors are the weight, drive, threshold and eta roundings
     and the floor of the eta product), and one input channel per incoming projection (each
     wraps to 32 bits on its own, as one Lava Sparse does). Raises if a value does not fit."""
-    frac_bits = require_int("frac_bits", frac_bits, minimum=0)
+    frac_bits = require_frac_bits("frac_bits", frac_bits)
     if not isinstance(graph, Graph):
         raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
     for pop in graph.populations:

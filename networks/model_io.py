@@ -17,6 +17,12 @@ _META_KEY = "__atomspark_meta__"
 
 
 _NPZ_MAGIC = b"PK\x03\x04"
+# train's checkpoint.pt (networks/torch_path/checkpoint_file.py) starts with this line.
+_CHECKPOINT_MAGIC = b"atomspark-checkpoint"
+_CHECKPOINT_ADVICE = (
+    "is a training checkpoint (checkpoint.pt), not a model file; pass the model.npz that "
+    "`atomspark train` writes beside it"
+)
 _NPY_MAGIC = b"\x93NUMPY"
 
 
@@ -28,9 +34,11 @@ def check_file_format(path: str | os.PathLike, what: str, want: str) -> Path:
     if not path.is_file():
         raise AtomsparkError(f"{what} {path}: does not exist")
     with open(path, "rb") as fh:
-        head = fh.read(6)
+        head = fh.read(len(_CHECKPOINT_MAGIC))
     if not head:
         raise AtomsparkError(f"{what} {path}: is empty (0 bytes); give a file atomspark wrote")
+    if want == "npz" and head == _CHECKPOINT_MAGIC:
+        raise AtomsparkError(f"{what} {path}: {_CHECKPOINT_ADVICE}")
     if want == "npz" and head.startswith(_NPY_MAGIC):
         raise AtomsparkError(
             f"{what} {path}: is a single .npy array, not an atomspark model file (.npz written "
@@ -64,6 +72,20 @@ def load_npy(path: str | os.PathLike, what: str) -> np.ndarray:
     return arr
 
 
+def not_a_model(path: str | os.PathLike, names: list[str]) -> AtomsparkError:
+    """The error for a zip archive without atomspark's metadata; `names`: its members. A
+    PyTorch file (torch.save writes a zip holding data.pkl) gets advice on which file to pass."""
+    if any(name.endswith("data.pkl") for name in names):
+        return AtomsparkError(
+            f"model file {path}: is a PyTorch file (torch.save), not an atomspark model; pass "
+            "the model.npz that `atomspark train` writes"
+        )
+    return AtomsparkError(
+        f"model file {path}: not an atomspark model (no metadata); pass a model.npz written by "
+        "`atomspark train` or a model's save()"
+    )
+
+
 def save_arrays(
     path: str | os.PathLike, kind: str, arrays: dict[str, np.ndarray], meta: dict
 ) -> None:
@@ -88,7 +110,7 @@ def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarra
         detail = "holds Python objects" if "pickle" in str(exc) else str(exc)
         raise AtomsparkError(f"model file {path}: unreadable ({detail})") from None
     if _META_KEY not in arrays:
-        raise AtomsparkError(f"model file {path}: not an atomspark model (no metadata)")
+        raise not_a_model(path, list(arrays))
     try:
         meta = json.loads(arrays.pop(_META_KEY).tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -108,8 +130,9 @@ def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarra
 def read_task(path: str | os.PathLike) -> dict | None:
     """The training task config stored with a model (`train` writes it), or None (older files,
     models saved without one). Lets profile/compare draw data from the model's own task."""
+    path = check_file_format(path, "model file", "npz")
     try:
-        with np.load(Path(path), allow_pickle=False) as data:
+        with np.load(path, allow_pickle=False) as data:
             if _META_KEY not in data.files:
                 return None
             meta = json.loads(data[_META_KEY].tobytes().decode("utf-8"))

@@ -60,6 +60,8 @@ def builtin_config(name_or_path: str) -> str:
     """A TOML path, or the name of a built-in config (scenarios/configs/<name>.toml)."""
     if Path(name_or_path).is_file():
         return name_or_path
+    if Path(name_or_path).is_dir():
+        raise AtomsparkError(f"config {name_or_path}: is a folder; give a TOML file")
     builtin = Path(__file__).parent / "configs" / f"{name_or_path}.toml"
     if builtin.is_file():
         return str(builtin)
@@ -129,8 +131,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from atomspark.scenarios.engine_runs import model_kind
 
         # default: the built-in task of the model's kind (a VN model is not an RSGN task)
-        config = args.config or DEFAULT_TASKS.get(model_kind(args.model), "rsgn-sequence")
-        _, _, x_val, y_val, _ = build_data(load_config(builtin_config(config)))
+        kind = model_kind(args.model)
+        config = args.config or DEFAULT_TASKS.get(kind, "rsgn-sequence")
+        cfg = load_config(builtin_config(config))
+        if cfg["task"] != DEFAULT_TASKS.get(kind):
+            raise AtomsparkError(
+                f"--config {config}: its task is {cfg['task']}, but {args.model} is a "
+                f"{kind.upper()} model; give a {DEFAULT_TASKS.get(kind)} config (e.g. "
+                f"--config {DEFAULT_TASKS.get(kind)})"
+            )
+        _, _, x_val, y_val, _ = build_data(cfg)
         what = f"the {config} validation split (the model file stores no task)"
         data = first_samples(x_val, y_val, args.samples or DEFAULT_SAMPLES, what)
     elif args.samples is not None:

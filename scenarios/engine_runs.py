@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.networks import rsgn
-from atomspark.networks.model_io import check_file_format, load_arrays
+from atomspark.networks.model_io import check_file_format, load_arrays, not_a_model
 from atomspark.networks.sample_runner import SampleRunner, rsgn_runner, rsgn_scores, vn_runner
 from atomspark.networks.vn import VNModel
 from atomspark.sim.graph import Graph
@@ -47,12 +47,16 @@ def model_kind(path: str | os.PathLike) -> str:
     path = check_file_format(path, "model file", "npz")
     try:
         with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(data["__atomspark_meta__"].tobytes().decode("utf-8"))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+            names = data.files
+            raw = data["__atomspark_meta__"] if "__atomspark_meta__" in names else None
+            meta = None if raw is None else json.loads(raw.tobytes().decode("utf-8"))
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
         detail = "holds Python objects" if "pickle" in str(exc) else str(exc)
         raise AtomsparkError(
             f"model file {path}: not a readable atomspark model ({detail})"
         ) from None
+    if meta is None:
+        raise not_a_model(path, names)
     return str(meta.get("kind"))
 
 

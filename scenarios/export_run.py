@@ -56,7 +56,9 @@ def export_model(
     if verify and to != "lava":
         raise AtomsparkError("--verify: only the Lava export is verified (on Lava's simulator)")
     steps = require_int("--steps", steps, minimum=1)
-    frac_bits = require_int("--frac-bits", frac_bits, minimum=1)
+    from atomspark.mapping.quantize import require_frac_bits
+
+    frac_bits = require_frac_bits("--frac-bits", frac_bits)
     loaded = load_model(model_path)
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     graph = graph_for_first_input(loaded, samples)

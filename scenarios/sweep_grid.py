@@ -38,17 +38,11 @@ import hashlib
 import itertools
 import json
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from atomspark.sim.core import AtomsparkError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 environment
-    import tomli as tomllib
 
 GRID_KEYS = ("kind", "base", "seeds", "set", "axes", "variants")
 VARIANT_KEYS = ("name", "base", "set")
@@ -164,14 +158,9 @@ def apply_overrides(base: dict, overrides: dict) -> dict:
 
 def read_toml(path: Path, what: str) -> dict:
     """Parse a TOML file, naming it in the one-line error."""
-    if not path.is_file():
-        raise AtomsparkError(f"{what} {path}: does not exist")
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise AtomsparkError(f"{what} {path}: not valid TOML ({exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise AtomsparkError(f"{what} {path}: not a text file ({exc})") from exc
+    from atomspark.networks.torch_path.config import read_toml_file
+
+    return read_toml_file(path, what)
 
 
 def _require_table(where: str, value) -> dict:

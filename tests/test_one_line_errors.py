@@ -241,3 +241,41 @@ def test_bench_refuses_zero_seeds_before_writing(tmp_path, capsys):
     out = tmp_path / "b"
     one_line(capsys, ["bench", "fn1d", "--quick", "--seeds", "0", "--out", str(out)], "--seeds")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["export", "{d}/vn.npz", "--to", "lava", "--fixed", "--frac-bits", "99"], ["--frac-bits 99: at most 22"]),
+        (["train", "{d}"], ["is a folder; give a TOML file"]),
+        (["train", "{d}/latin1.toml"], ["not UTF-8 text", "save it as UTF-8"]),
+        (["sweep", "{d}/latin1.toml"], ["not UTF-8 text"]),
+        (["sweep", "{d}"], ["is a folder"]),
+        (["profile", "{d}/torch.pt"], ["PyTorch file", "model.npz"]),
+        (["export", "{d}/checkpoint.pt", "--to", "nir"], ["training checkpoint", "model.npz"]),
+        (["compare", "{d}/rsgn.npz", "--config", "vn-dictionary"], ["--config vn-dictionary", "RSGN model", "rsgn-sequence"]),
+    ],
+)  # fmt: skip
+def test_messages_name_the_real_problem(files, tmp_path, capsys, argv, needles):
+    if argv[0] in ("compare", "train", "sweep"):
+        pytest.importorskip("torch")
+    (files / "latin1.toml").write_bytes('task = "vn-dictionary"\n# caf\xe9\n'.encode("latin-1"))
+    if not (files / "torch.pt").exists():
+        torch = pytest.importorskip("torch")
+        torch.save({"w": torch.zeros(3)}, files / "torch.pt")
+        from atomspark.networks.torch_path.checkpoint_file import write_checkpoint
+
+        write_checkpoint(files / "checkpoint.pt", {"w": torch.zeros(3)})
+    argv = [a.replace("{d}", str(files)) for a in argv]
+    one_line(capsys, [*argv, "--out", str(tmp_path / "out")], *needles)
+    assert not (tmp_path / "out").exists()
+
+
+def test_python_entry_points_name_a_missing_config(tmp_path):
+    pytest.importorskip("torch")
+    from atomspark.networks.torch_path.training import train
+
+    with pytest.raises(AtomsparkError, match="config: expected a TOML file path or a config dict"):
+        train(None, tmp_path / "o")
+    with pytest.raises(AtomsparkError, match="out_dir: expected a folder path, got NoneType"):
+        train({"task": "vn-dictionary"}, None)

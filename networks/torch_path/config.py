@@ -514,11 +514,26 @@ def validate_config(raw: dict) -> dict:
 
 def load_config(path: str | os.PathLike) -> dict:
     """Read and validate a TOML config file."""
-    path = Path(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise AtomsparkError(
+            f"config: expected a TOML file path or a config dict, got {type(path).__name__}"
+        )
+    return validate_config(read_toml_file(Path(path), "config file"))
+
+
+def read_toml_file(path: Path, what: str) -> dict:
+    """Parse a TOML file; a missing file, a folder, non-UTF-8 bytes or bad TOML is one line
+    naming the file."""
+    if path.is_dir():
+        raise AtomsparkError(f"{what} {path}: is a folder; give a TOML file")
     if not path.is_file():
-        raise AtomsparkError(f"config file {path}: does not exist")
+        raise AtomsparkError(f"{what} {path}: does not exist")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise AtomsparkError(f"config file {path}: not valid TOML ({exc})") from exc
-    return validate_config(raw)
+        raise AtomsparkError(f"{what} {path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise AtomsparkError(
+            f"{what} {path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+            "save it as UTF-8"
+        ) from None

@@ -567,6 +567,8 @@ def train(
     pinned for its duration and recorded in the checkpoint and final_metrics.json ("numerics").
     """
     cfg = validate_config(config) if isinstance(config, dict) else load_config(config)
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise AtomsparkError(f"out_dir: expected a folder path, got {type(out_dir).__name__}")
     if resume and overwrite:
         raise AtomsparkError("--resume and --overwrite: choose one")
     check_memory(cfg)
