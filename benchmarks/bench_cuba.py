@@ -1,6 +1,6 @@
 """CUBA (Brette et al. 2007): atomspark engine vs Brian2 cpp_standalone (compiled C++), one thread.
 
-Both simulate the same networks (atomspark.scenarios.cuba: same synapses, same initial voltages,
+Both simulate the same networks (atomspark.scenarios.runs.cuba: same synapses, same initial voltages,
 exact exponential integration, 0.1 ms steps): 4000 neurons at 2 % connectivity for 1 s of
 biological time and 40,000 neurons at 0.2 % for 0.5 s. One thread each (Numba has no parallel
 loops here; Brian2's OpenMP is off). Reported separately for both: setup/compilation (Brian2:
@@ -25,7 +25,7 @@ harness.pin_one_thread()
 os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="atomspark_bench_numba_")  # cold compile
 
 import numpy as np  # noqa: E402
-from atomspark.scenarios.cuba import (  # noqa: E402
+from atomspark.scenarios.runs.cuba import (  # noqa: E402
     CubaConfig,
     CubaNetwork,
     brian2_cuba,

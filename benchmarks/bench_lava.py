@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import harness
 import numpy as np
-from atomspark.mapping.lava_export import run_lava
-from atomspark.mapping.lava_net import from_graph
+from atomspark.mapping.lava.bundle import from_graph
+from atomspark.mapping.lava.export import run_lava
 from atomspark.networks.vn_compile import compile_vn
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams
+from atomspark.sim.units.lif import LIFFixedParams
 
 
 def lif_graph(n: int = 200, seed: int = 0) -> Graph:

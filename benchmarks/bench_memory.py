@@ -21,7 +21,7 @@ import json, resource, sys, time
 import numpy as np, scipy.sparse as sp
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.units.lif import LIFParams
 
 def rss():
     with open("/proc/self/statm") as fh:

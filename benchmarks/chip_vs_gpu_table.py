@@ -2,7 +2,7 @@
 
 Old: the dense equivalent of the chip's own steps (e.g. 1500 Jacobi-ISTA steps for VN), one
 kernel launch per projection and step, energy from (TDP - idle)/peak per FLOP and byte plus idle
-power. New: the GPU running its own algorithm to the chip's accuracy (scenarios/gpu_side.py).
+power. New: the GPU running its own algorithm to the chip's accuracy (scenarios/compare/gpu_side.py).
 
     atomspark demo --out results/demo
     python benchmarks/chip_vs_gpu_table.py results/demo/summary.json docs/results/chip_vs_gpu/demo.json

@@ -38,7 +38,7 @@ from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.placement import Placement
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.units.lif import LIFParams
 
 HOW_TO_GET_SANAFE = (
     "SANA-FE not found. Install it in a separate environment, e.g.\n"

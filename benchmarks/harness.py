@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from atomspark.networks.model_io import atomic_write_bytes, atomic_write_text
+from atomspark.sim.core import atomic_write_bytes, atomic_write_text
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 

@@ -4,8 +4,8 @@ the same validation sequences.
 Each trained RSGN run (a `train` folder or a finished sweep cell with model.npz) is read with the
 task it was trained on (stored in model.npz, else the sweep cell's settings), and every
 validation sequence of that task runs on the event engine twice: float nodes
-(sim/units_rsgn.py) and integer nodes (mapping/quantize.quantize_rsgn_graph ->
-sim/units_rsgn_fixed.py, the arithmetic of the Lava fixed_pt process). The readout
+(sim/units/rsgn.py) and integer nodes (mapping/quantize.quantize_rsgn_graph ->
+sim/units/rsgn_fixed.py, the arithmetic of the Lava fixed_pt process). The readout
 sum_j alpha_j h_j -> classes is done on the host in float from each run's final state, so the
 difference is the node arithmetic alone. With no folder given, every finished RSGN cell of the
 paper grids under results/sweeps/ is evaluated. Results accumulate in
@@ -31,15 +31,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.quantize import _dense_weights, quantize_rsgn_graph, quantize_weights
-from atomspark.networks.model_io import atomic_write_text, read_task
+from atomspark.networks.model_io import read_task
 from atomspark.networks.rsgn.model import load_model
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
 from atomspark.networks.torch_path.config import validate_config
 from atomspark.networks.torch_path.training import build_data
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_rsgn_fixed import ALPHA_FRAC, H_FRAC
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.rsgn_fixed import ALPHA_FRAC, H_FRAC
 from tqdm import tqdm
 
 SWEEPS = Path("results") / "sweeps"
@@ -52,7 +52,7 @@ def task_of(run: Path) -> dict:
     settings (cells finished before models carried their task)."""
     task = read_task(run / "model.npz")
     if task is None:
-        from atomspark.scenarios.sweep_cell import settings_file
+        from atomspark.scenarios.sweep.cell import settings_file
 
         settings = settings_file(run)
         if not settings.is_file():

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.torch_path.config import load_config, validate_config
 from atomspark.networks.torch_path.training import build_data, build_model
+from atomspark.sim.core import atomic_write_text
 
 CONFIG = Path(__file__).resolve().parents[1] / "scenarios" / "configs"
 SETTINGS = {"target_activity": 0.02, "ignition_sigma": 0.05, "n_steps": 5}  # an activity cell

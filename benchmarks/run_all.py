@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import harness
-from atomspark.networks.model_io import atomic_write_text
+from atomspark.sim.core import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 LAVA_PYTHON = HERE.parent / ".venv-lava" / "bin" / "python"

@@ -23,9 +23,9 @@ from atomspark.mapping.energy import DenseCost, EnergyReport, dense_cost, estima
 from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware, load_hardware
 from atomspark.mapping.layouts import Fit, fit_graph, macs_per_update, unit_width
 from atomspark.mapping.placement import Placement
+from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
-from atomspark.sim.validation import AtomsparkError, require_int
 
 BYTES_PER_WEIGHT_FP32 = 4
 

@@ -18,8 +18,8 @@ import numpy as np
 from atomspark.mapping.core_fit import RESOURCES, CoreUse, core_limits
 from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
 from atomspark.mapping.layouts import fit_graph, macs_per_update, unit_width
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
-from atomspark.sim.validation import AtomsparkError
 
 __all__ = ["RESOURCES", "CoreUse", "DeploymentReport", "deployment_report"]
 

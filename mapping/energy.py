@@ -27,8 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware
 from atomspark.mapping.placement import Placement, routes, tile_xy
+from atomspark.sim.core import AtomsparkError, require_int, require_positive
 from atomspark.sim.profile import Profile
-from atomspark.sim.validation import AtomsparkError, require_int, require_positive
 
 STATIC_SCOPES = ("device", "shared")
 

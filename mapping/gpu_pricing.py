@@ -3,7 +3,7 @@
 A GPU user does not run the chip's algorithm (e.g. 1500 Jacobi-ISTA steps, one kernel launch per
 projection per step). They run their best dense algorithm to the same tolerance, batched. This
 module prices such an algorithm, described as phases of identical iterations whose counts were
-MEASURED (by the torch path on the same samples, scenarios/gpu_side.py):
+MEASURED (by the torch path on the same samples, scenarios/compare/gpu_side.py):
 
 * time: per iteration, a roofline max(FLOPs / peak, bytes / bandwidth) for the batch, and the
   launches that iteration needs: either one fused kernel per iteration ("fused", e.g. a CUDA graph
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from atomspark.mapping.hardware import DenseHardware, load_hardware
-from atomspark.sim.validation import AtomsparkError, require_int
+from atomspark.sim.core import AtomsparkError, require_int
 
 LAUNCH_MODELS = ("fused", "per-op")
 MAX_BATCH = 2**16

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
-from atomspark.sim.validation import AtomsparkError
 
 
 def to_networkx(graph: Graph) -> nx.DiGraph:

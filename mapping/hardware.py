@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 DATA_DIR = Path(__file__).with_name("hardware_data")
 

@@ -29,9 +29,9 @@ import scipy.sparse as sp
 from atomspark.mapping.core_fit import CoreUse, core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.mapping.placement import Placement, pack, unit_groups
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
-from atomspark.sim.validation import AtomsparkError
 
 LAYOUTS = ("node", "split")
 

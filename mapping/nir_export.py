@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.models import add_hook, model_of
-from atomspark.sim.units_lif import LIFParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.unit_model import add_hook, model_of
+from atomspark.sim.units.lif import LIFParams
 
 if TYPE_CHECKING:  # nir is optional: imported where it is used
     import nir

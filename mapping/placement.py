@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.core_fit import core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 
 STRATEGIES = ("sequential", "partition", "locality")
 

@@ -6,11 +6,11 @@
   bias in units of 2**6 / scale, as Lava's bit-accurate LIF scales them).
 * `quantize_lif_graph(graph)`: a float LIF graph -> the engine's fixed-point graph.
 * `quantize_vn_graph(graph, frac_bits)`: a float VN graph -> the engine's integer VN graph
-  (sim/units_vn_fixed.py), which `Engine` runs and `lava_export.verify_lava` checks on Lava.
+  (sim/units/vn_fixed.py), which `Engine` runs and `lava/export.verify_lava` checks on Lava.
 * `vn_quantization_report(graph, fixed_graph, steps)`: float vs integer engine runs: codes,
   active sets, events, wraps and clips.
 * `quantize_rsgn_graph(graph)`: a float RSGN graph -> the engine's integer RSGN graph
-  (sim/units_rsgn_fixed.py); `fixed_rsgn_runner(runner)` runs samples through it;
+  (sim/units/rsgn_fixed.py); `fixed_rsgn_runner(runner)` runs samples through it;
   `rsgn_quantization_report(params, config, tokens)`: float vs integer engine runs of a model on
   token sequences: class decisions, scores, states, events, wraps and clips.
 """
@@ -25,14 +25,14 @@ import scipy.sparse as sp
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.models import model_of
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.units_vn_fixed import ETA_MANT_BITS, STATE_BITS, VNFixedParams
+from atomspark.sim.unit_model import model_of
+from atomspark.sim.units.lif import LIFFixedParams, LIFParams
+from atomspark.sim.units.vn_fixed import ETA_MANT_BITS, STATE_BITS, VNFixedParams
 
 if TYPE_CHECKING:
     from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
     from atomspark.networks.sample_runner import SampleRunner
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 
 MAX_FRAC_BITS = STATE_BITS - 2
 
@@ -335,11 +335,11 @@ def _mantissa_shift(value: float, bits: int = 12) -> tuple[int, int]:
 
 def quantize_rsgn_graph(graph: Graph) -> Graph:
     """A float RSGN graph (networks.rsgn_compile) -> the engine's integer RSGN graph
-    (sim/units_rsgn_fixed.py): the projection W as 8-bit mantissas (weight_exp 0, the node shifts
+    (sim/units/rsgn_fixed.py): the projection W as 8-bit mantissas (weight_exp 0, the node shifts
     its summed message by m_shift), W_h as 8-bit mantissas, thresholds / alpha / gains in Q.12,
     states and biases in Q.10, 1/T as a 12-bit mantissa and shift."""
-    from atomspark.sim import units_rsgn_fixed as rf
-    from atomspark.sim.units_rsgn import RSGNNodeParams
+    from atomspark.sim.units import rsgn_fixed as rf
+    from atomspark.sim.units.rsgn import RSGNNodeParams
 
     if not isinstance(graph, Graph) or len(graph.populations) != 1:
         raise AtomsparkError("graph: expected one population of RSGN nodes (compile_rsgn)")
@@ -387,7 +387,7 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
 
 def fixed_rsgn_state(alpha: np.ndarray, h: np.ndarray) -> dict[str, np.ndarray]:
     """A float RSGN state (an ignition) in the integer unit's formats: alpha Q.12, h Q.10."""
-    from atomspark.sim import units_rsgn_fixed as rf
+    from atomspark.sim.units import rsgn_fixed as rf
 
     return {
         "alpha": np.round(np.asarray(alpha, np.float64) * 2.0**rf.ALPHA_FRAC).astype(np.int64),
@@ -400,7 +400,7 @@ def fixed_rsgn_runner(runner: SampleRunner) -> SampleRunner:
     quantised graph built once, each sample's ignition rounded as quantize_rsgn_graph rounds it;
     outputs are the final (alpha, h) in float units, as the float runner's."""
     from atomspark.networks.sample_runner import SampleRunner
-    from atomspark.sim import units_rsgn_fixed as rf
+    from atomspark.sim.units import rsgn_fixed as rf
 
     graph = quantize_rsgn_graph(runner.graph)
     name = graph.populations[0].name

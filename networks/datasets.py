@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError, require_int, require_positive
+from atomspark.sim.core import AtomsparkError, require_int, require_positive
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from atomspark.sim.core import AtomsparkError, atomic_write_bytes, atomic_write_text
+from atomspark.sim.core import AtomsparkError, atomic_write_bytes
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "load_arrays", "read_task", "save_arrays"]
+__all__ = ["load_arrays", "read_task", "save_arrays"]
 
 FORMAT_VERSION = 1
 _META_KEY = "__atomspark_meta__"

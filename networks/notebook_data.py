@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 from atomspark.networks.datasets import SequenceDataset
-from atomspark.sim.validation import AtomsparkError, require_int, require_positive
+from atomspark.sim.core import AtomsparkError, require_int, require_positive
 
 
 def _sizes(n: int, length: int, dim: int, n_classes: int) -> tuple[int, int, int, int]:

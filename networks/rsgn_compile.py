@@ -1,7 +1,7 @@
 """Compile an RSGN into an event-driven simulator Graph of RSGN nodes and run it step by step.
 
 Mapping (one sequence per graph; networks/rsgn/dynamics.py is the reference):
-- every node is one RSGN unit (sim/units_rsgn.py) holding alpha_j and its state vector h_j; the
+- every node is one RSGN unit (sim/units/rsgn.py) holding alpha_j and its state vector h_j; the
   shared transform W_h, the LayerNorm and the soft threshold run inside the node update, because
   h_new = (sum_i W_ij x_i) W_h + b_h needs the whole summed vector before the nonlinearity;
 - the distance-decayed connections W (sparse mode: the CSR of connection_weights, row = sender;
@@ -18,8 +18,6 @@ add per pool message of each node whose pre-pool activation is nonzero.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from atomspark.networks.rsgn.dynamics import (
     check_state,
@@ -29,32 +27,11 @@ from atomspark.networks.rsgn.dynamics import (
     initial_state,
 )
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, validate_params
+from atomspark.sim.core import as_finite_array
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.profile import Profile
-from atomspark.sim.units_rsgn import RSGNNodeParams
-from atomspark.sim.validation import as_finite_array, require_int
+from atomspark.sim.units.rsgn import RSGNNodeParams
 
 NODE_POPULATION = "rsgn_nodes"
-
-
-@dataclass
-class EnginePropagation:
-    """Per-step record of an engine run of K RSGN steps for a batch of B sequences.
-
-    alpha (K, B, N) and h (K, B, N, d): state after each RSGN step; messages (K, B): synaptic
-    operations of each RSGN step (= the reference's message count); events (K, B): vector events
-    sent in each step; updates (K, B): node updates; active (K, B): nodes above the cutoff after
-    each step; pool_messages (K, B): divisive-normalisation messages; profiles: one engine
-    Profile per sequence (K + 1 engine steps, the first being ignition)."""
-
-    alpha: np.ndarray
-    h: np.ndarray
-    messages: np.ndarray
-    events: np.ndarray
-    updates: np.ndarray
-    active: np.ndarray
-    pool_messages: np.ndarray
-    profiles: list[Profile]
 
 
 def node_params(
@@ -104,39 +81,3 @@ def compile_rsgn_tokens(params: RSGNParams, config: RSGNConfig, tokens: np.ndarr
     alpha0 = ignition(params, config, x[None])
     h0 = initial_state(params, config, x[None], alpha0)
     return compile_rsgn(params, config, alpha0[0], h0[0])
-
-
-def propagate_on_engine(
-    params: RSGNParams, config: RSGNConfig, alpha, h, n_steps: int | None = None
-) -> EnginePropagation:
-    """Run K (default config.n_steps) RSGN steps on the engine for each sequence of a batch
-    (alpha (B, N), h (B, N, d), as dynamics.propagate takes them), recording every step."""
-    alpha, h = check_state(params, config, alpha, h)
-    k_steps = require_int("n_steps (K)", config.n_steps if n_steps is None else n_steps, 1)
-    b, n, d = h.shape
-    out = {
-        "alpha": np.zeros((k_steps, b, n)),
-        "h": np.zeros((k_steps, b, n, d)),
-        "pool_messages": np.zeros((k_steps, b), np.int64),
-    }
-    counts = {key: np.zeros((k_steps, b), np.int64) for key in ("messages", "events", "updates")}
-    active = np.zeros((k_steps, b), np.int64)
-    from atomspark.networks.sample_runner import SampleRunner  # the one sample runner
-
-    runner = SampleRunner(
-        compile_rsgn(params, config, alpha[0], h[0]),
-        lambda s: {NODE_POPULATION: {"alpha": alpha[s], "h": h[s]}},
-    )
-    record = tuple((NODE_POPULATION, var) for var in ("alpha", "h", "pool_messages"))
-    runs = runner.run(range(b), k_steps + 1, record=record)
-    for s, (prof, rec) in enumerate(zip(runs.profiles, runs.traces)):
-        traces = {var: rec[(NODE_POPULATION, var)] for _, var in record}
-        out["alpha"][:, s] = traces["alpha"][1:]
-        out["h"][:, s] = traces["h"][1:]
-        out["pool_messages"][:, s] = traces["pool_messages"][1:, 0]
-        counts["messages"][:, s] = prof.synops[:k_steps, 0]
-        counts["events"][:, s] = prof.events[:k_steps, 0]
-        counts["updates"][:, s] = prof.updates[1:, 0]
-        active[:, s] = prof.active[1:, 0]
-    profiles = runs.profiles
-    return EnginePropagation(active=active, profiles=profiles, **out, **counts)

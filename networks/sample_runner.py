@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.networks.rsgn.dynamics import check_tokens, ignition, initial_state
+from atomspark.networks.rsgn.dynamics import check_state, check_tokens, ignition, initial_state
+from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn
 from atomspark.networks.vn_compile import compile_vn_model, layer_drives, layer_name
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
@@ -121,3 +122,57 @@ def rsgn_scores(params, outputs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndar
     """Class scores (B, C) from the runner's final (alpha, h): readout of sum_j alpha_j h_j."""
     features = np.stack([(alpha[:, None] * h).sum(axis=0) for alpha, h in outputs])
     return features @ params.cls_w + params.cls_b
+
+
+@dataclass
+class EnginePropagation:
+    """Per-step record of an engine run of K RSGN steps for a batch of B sequences.
+
+    alpha (K, B, N) and h (K, B, N, d): state after each RSGN step; messages (K, B): synaptic
+    operations of each RSGN step (= the reference's message count); events (K, B): vector events
+    sent in each step; updates (K, B): node updates; active (K, B): nodes above the cutoff after
+    each step; pool_messages (K, B): divisive-normalisation messages; profiles: one engine
+    Profile per sequence (K + 1 engine steps, the first being ignition)."""
+
+    alpha: np.ndarray
+    h: np.ndarray
+    messages: np.ndarray
+    events: np.ndarray
+    updates: np.ndarray
+    active: np.ndarray
+    pool_messages: np.ndarray
+    profiles: list[Profile]
+
+
+def propagate_on_engine(
+    params: RSGNParams, config: RSGNConfig, alpha, h, n_steps: int | None = None
+) -> EnginePropagation:
+    """Run K (default config.n_steps) RSGN steps on the engine for each sequence of a batch
+    (alpha (B, N), h (B, N, d), as dynamics.propagate takes them), recording every step."""
+    alpha, h = check_state(params, config, alpha, h)
+    k_steps = require_int("n_steps (K)", config.n_steps if n_steps is None else n_steps, 1)
+    b, n, d = h.shape
+    out = {
+        "alpha": np.zeros((k_steps, b, n)),
+        "h": np.zeros((k_steps, b, n, d)),
+        "pool_messages": np.zeros((k_steps, b), np.int64),
+    }
+    counts = {key: np.zeros((k_steps, b), np.int64) for key in ("messages", "events", "updates")}
+    active = np.zeros((k_steps, b), np.int64)
+    runner = SampleRunner(
+        compile_rsgn(params, config, alpha[0], h[0]),
+        lambda s: {NODE_POPULATION: {"alpha": alpha[s], "h": h[s]}},
+    )
+    record = tuple((NODE_POPULATION, var) for var in ("alpha", "h", "pool_messages"))
+    runs = runner.run(range(b), k_steps + 1, record=record)
+    for s, (prof, rec) in enumerate(zip(runs.profiles, runs.traces)):
+        traces = {var: rec[(NODE_POPULATION, var)] for _, var in record}
+        out["alpha"][:, s] = traces["alpha"][1:]
+        out["h"][:, s] = traces["h"][1:]
+        out["pool_messages"][:, s] = traces["pool_messages"][1:, 0]
+        counts["messages"][:, s] = prof.synops[:k_steps, 0]
+        counts["events"][:, s] = prof.events[:k_steps, 0]
+        counts["updates"][:, s] = prof.updates[1:, 0]
+        active[:, s] = prof.active[1:, 0]
+    profiles = runs.profiles
+    return EnginePropagation(active=active, profiles=profiles, **out, **counts)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_int, require_positive
+from atomspark.sim.units.vn import VNParams
 
 
 def layer_name(l: int) -> str:

@@ -2,7 +2,7 @@
 
 Every layer (sim, networks, mapping, scenarios, benchmarks) may import this module, and it imports
 nothing from atomspark, so none of these helpers pulls a higher layer in. Old import paths stay:
-atomspark.sim.validation (errors, checks) and atomspark.networks.model_io (atomic writes)
+atomspark.sim.core (errors, checks) and atomspark.networks.model_io (atomic writes)
 re-export from here.
 """
 

@@ -6,7 +6,7 @@ ring slot of their delivery step (delay >= 1, so the order of populations does n
 Projections with one delay for all synapses (the common case) take kernels_fanout's uniform path:
 one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds. LIF
 populations sweep all their units in index order instead of walking the touched and pending
-lists when at least `dense_fraction` of them are busy (kernels_lif.py; same results).
+lists when at least `dense_fraction` of them are busy (sim/kernels/lif.py; same results).
 
 A whole run is one call of a compiled loop (run_loop.py) generated for the graph's structure:
 no Python per step. Each population's kernel comes from its unit model (unit_model.py), so the
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 from atomspark.sim.graph import Graph, Population
-from atomspark.sim.models import model_of
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_loop import compiled_loop, loop_source
-from atomspark.sim.units_lif import FLOAT_DTYPES
+from atomspark.sim.unit_model import model_of
+from atomspark.sim.units.lif import FLOAT_DTYPES
 
 DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
 _NEVER = 2**62
@@ -75,7 +75,7 @@ class Engine:
     def __init__(self, graph: Graph, dense_fraction: float | None = DENSE_FRACTION) -> None:
         """dense_fraction: a LIF population sweeps all its units in index order (no list
         bookkeeping) when touched + pending units >= this fraction of its size; 0 = always,
-        None = never. The results are the same either way (kernels_lif.py); only speed differs."""
+        None = never. The results are the same either way (sim/kernels/lif.py); only speed differs."""
         if not isinstance(graph, Graph):
             raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
         if dense_fraction is not None:

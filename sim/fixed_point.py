@@ -7,11 +7,13 @@ NumPy reference `lif_fixed_reference_step` used to test the kernel.
 from __future__ import annotations
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 STATE_BITS = 24
 STATE_MAX = 2 ** (STATE_BITS - 1)  # u wraps when it leaves (-2**23, 2**23]
 V_LIMIT = STATE_MAX - 1  # v is clipped to +-(2**23 - 1)
+CODE_LIMIT = STATE_MAX - 1  # graded payloads and VN codes: |x| <= 2**23 - 1
+ACCUMULATOR_BITS = 32  # Lava's bit-accurate Sparse/Dense output port is int32
 DECAY_SHIFT = 12
 DECAY_UNITY = 2**DECAY_SHIFT
 ACT_SHIFT = 6  # synaptic input << 6

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
-from atomspark.sim.kernels_fanout import has_repeated_targets
-from atomspark.sim.models import model_of
-from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
-from atomspark.sim.units_rsgn import RSGNNodeParams
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.units_vn_fixed import VNFixedParams
+from atomspark.sim.kernels.fanout import has_repeated_targets
+from atomspark.sim.unit_model import model_of
+from atomspark.sim.units.lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
+from atomspark.sim.units.rsgn import RSGNNodeParams
+from atomspark.sim.units.vn import VNParams
+from atomspark.sim.units.vn_fixed import VNFixedParams
 
 UnitParams = LIFParams | LIFFixedParams | VNParams | RSGNNodeParams | VNFixedParams  # built-ins
 

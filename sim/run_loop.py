@@ -130,9 +130,9 @@ def compiled_loop(source: str, kernels: dict[str, object]):
     key = hashlib.sha1(source.encode()).hexdigest()[:16]
     if key not in _COMPILED:
         header = (
-            "from atomspark.sim import kernels as k\n"
-            "from atomspark.sim import kernels_fanout as kf\n"
-            "from atomspark.sim import kernels_rsgn as kr\n"
+            "from atomspark.sim.kernels import common as k\n"
+            "from atomspark.sim.kernels import fanout as kf\n"
+            "from atomspark.sim.kernels import rsgn as kr\n"
         )
         imports = "".join(
             f"from {fn.py_func.__module__} import {fn.py_func.__name__} as {name}\n"

@@ -3,7 +3,7 @@
 A unit model is declared once, as a `UnitModel`, and registered by its parameter class. Every
 part of atomspark that treats populations differently by model asks the registry (`model_of`)
 instead of testing types, so an unknown parameter class is one clear error everywhere, and a new
-model is one module (parameters, kernel, declaration) plus one line in sim/models.py.
+model is one module (parameters, kernel, declaration) that registers itself when imported (sim/units/).
 
 Kernel convention (what the compiled run loop calls once per population and step):
 
@@ -16,7 +16,7 @@ and the pending list, writes the emitted events into emit_idx/emit_val in a fixe
 leaves the pending list for the next step. Both update and kernel_args must be Numba-compatible
 (update an @njit function; args plain arrays and scalars).
 
-Layers above sim/ attach their own hooks by name (`add_hook`): e.g. mapping/lava_net.py adds
+Layers above sim/ attach their own hooks by name (`add_hook`): e.g. mapping/lava/bundle.py adds
 "lava" (the population's Lava description) and mapping/nir_export.py adds "nir".
 """
 

@@ -6,7 +6,7 @@ ring slot of their delivery step (delay >= 1, so the order of populations does n
 Projections with one delay for all synapses (the common case) take kernels_fanout's uniform path:
 one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds. LIF
 populations sweep all their units in index order instead of walking the touched and pending
-lists when at least `dense_fraction` of them are busy (kernels_lif.py; same results).
+lists when at least `dense_fraction` of them are busy (sim/kernels/lif.py; same results).
 Python loops over steps and populations only, with every kernel's arrays bound once per run;
 all per-unit and per-event work is in the Numba kernels.
 """
@@ -18,23 +18,23 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.sim import fixed_point as fx
-from atomspark.sim import kernels as k
-from atomspark.sim import kernels_fanout as kf
-from atomspark.sim import kernels_lif as kl
-from atomspark.sim import kernels_rsgn as kr
-from atomspark.sim import kernels_vn_fixed as kvf
-from atomspark.sim.graph import Graph, Population
-from atomspark.sim.profile import Profile
-from atomspark.sim.units_lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
-from atomspark.sim.units_rsgn import RSGNNodeParams
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.units_vn_fixed import VNFixedParams
-from atomspark.sim.validation import (
+from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
     require_int,
     require_positive,
 )
+from atomspark.sim.graph import Graph, Population
+from atomspark.sim.kernels import common as k
+from atomspark.sim.kernels import fanout as kf
+from atomspark.sim.kernels import lif as kl
+from atomspark.sim.kernels import rsgn as kr
+from atomspark.sim.kernels import vn_fixed as kvf
+from atomspark.sim.profile import Profile
+from atomspark.sim.units.lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
+from atomspark.sim.units.rsgn import RSGNNodeParams
+from atomspark.sim.units.vn import VNParams
+from atomspark.sim.units.vn_fixed import VNFixedParams
 
 DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
 _NEVER = 2**62
@@ -77,7 +77,7 @@ class Engine:
     def __init__(self, graph: Graph, dense_fraction: float | None = DENSE_FRACTION) -> None:
         """dense_fraction: a LIF population sweeps all its units in index order (no list
         bookkeeping) when touched + pending units >= this fraction of its size; 0 = always,
-        None = never. The results are the same either way (kernels_lif.py); only speed differs."""
+        None = never. The results are the same either way (sim/kernels/lif.py); only speed differs."""
         if not isinstance(graph, Graph):
             raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
         if dense_fraction is not None:

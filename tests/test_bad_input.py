@@ -10,6 +10,7 @@ from atomspark.mapping.costs import dense_workload, price_dense
 from atomspark.mapping.energy import estimate_energy
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.placement import place
+from atomspark.networks import datasets
 from atomspark.networks.rsgn.model import (
     RSGNConfig,
     init_params,
@@ -19,11 +20,10 @@ from atomspark.networks.rsgn_compile import compile_rsgn_tokens
 from atomspark.networks.vn.hebb import learn_dictionary
 from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
-from atomspark.scenarios import datasets
-from atomspark.scenarios.cuba import CubaConfig
+from atomspark.scenarios.runs.cuba import CubaConfig
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph
-from atomspark.sim.validation import AtomsparkError
 
 SMALL_RSGN = RSGNConfig(n_nodes=8, d_hidden=4, d_in=3, n_classes=2, n_steps=2)
 
@@ -151,7 +151,7 @@ def test_dense_pricing_checks_graph_and_hardware(vn_graph):
 
 @pytest.mark.parametrize("value", ["x", None, [1], float("nan"), 2.5, True])
 def test_integer_checks_name_non_numbers(value):
-    from atomspark.sim.validation import require_int
+    from atomspark.sim.core import require_int
 
     with pytest.raises(AtomsparkError, match="seed: must be an integer"):
         require_int("seed", value)
@@ -159,7 +159,7 @@ def test_integer_checks_name_non_numbers(value):
 
 @pytest.mark.parametrize("value", ["x", None, [1]])
 def test_positive_checks_name_non_numbers(value):
-    from atomspark.sim.validation import require_positive
+    from atomspark.sim.core import require_positive
 
     with pytest.raises(AtomsparkError, match="noise: must be a number"):
         require_positive("noise", value)

@@ -15,8 +15,8 @@ pytest.importorskip("mambapy")
 from atomspark.scenarios.bench import bumps2d, fn1d  # noqa: E402
 from atomspark.scenarios.bench.runner import run_benchmark  # noqa: E402
 from atomspark.scenarios.bench.tables import finite_values  # noqa: E402
-from atomspark.scenarios.cli import main  # noqa: E402
-from atomspark.sim.validation import AtomsparkError  # noqa: E402
+from atomspark.scenarios.cli.main import main  # noqa: E402
+from atomspark.sim.core import AtomsparkError  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

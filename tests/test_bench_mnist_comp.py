@@ -64,7 +64,7 @@ def test_recovery_readout():
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     pytest.importorskip("torch")
-    from atomspark.scenarios.cli import main
+    from atomspark.scenarios.cli.main import main
 
     out = tmp_path_factory.mktemp("mnist")
     assert main(["bench", "mnist-comp", "--quick", "--out", str(out), "--device", "cpu"]) == 0

@@ -95,7 +95,7 @@ def test_gnn_equivariant_and_blind_to_padding():
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     pytest.importorskip("torch")
-    from atomspark.scenarios.cli import main
+    from atomspark.scenarios.cli.main import main
 
     out = tmp_path_factory.mktemp("nbody")
     assert main(["bench", "nbody", "--quick", "--out", str(out), "--device", "cpu"]) == 0

@@ -8,8 +8,8 @@ import pytest
 from atomspark.mapping.hardware import load_hardware
 from atomspark.networks import rsgn
 from atomspark.networks.vn import VNModel
-from atomspark.scenarios.cli import main
-from atomspark.sim.validation import AtomsparkError
+from atomspark.scenarios.cli.main import main
+from atomspark.sim.core import AtomsparkError
 
 
 @pytest.fixture
@@ -66,8 +66,8 @@ def test_builtin_inputs_come_from_the_models_stored_task(tmp_path, capsys):
     from atomspark.networks.model_io import read_task
     from atomspark.networks.torch_path.config import validate_config
     from atomspark.networks.torch_path.training import build_data
-    from atomspark.scenarios.engine_runs import load_model
-    from atomspark.scenarios.profile_run import read_inputs
+    from atomspark.scenarios.runs.engine import load_model
+    from atomspark.scenarios.runs.profile import read_inputs
 
     task = validate_config({"task": "vn-dictionary", "data": {"n": 40, "dim": 12, "n_atoms": 6}})
     path = tmp_path / "vn.npz"
@@ -127,8 +127,8 @@ def test_export_errors_are_named(vn_file, tmp_path, capsys):
 def test_export_rsgn_fixed_point_bundle_equals_the_integer_engine(rsgn_file, tmp_path, capsys):
     """--fixed on an RSGN: the quantisation report in one line, and the bundle's NumPy reference
     run equals the integer engine running the first sample, bit for bit."""
-    from atomspark.mapping.lava_export import load_bundle
-    from atomspark.mapping.lava_net import alpha_record, reference_run
+    from atomspark.mapping.lava.bundle import alpha_record, reference_run
+    from atomspark.mapping.lava.export import load_bundle
     from atomspark.mapping.quantize import fixed_rsgn_runner
     from atomspark.networks.rsgn_compile import NODE_POPULATION
     from atomspark.networks.sample_runner import rsgn_runner

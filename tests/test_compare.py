@@ -14,13 +14,13 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 from atomspark.networks import rsgn  # noqa: E402
-from atomspark.networks.torch_path.training import train  # noqa: E402
-from atomspark.scenarios.compare import compare  # noqa: E402
-from atomspark.scenarios.datasets import (  # noqa: E402
+from atomspark.networks.datasets import (  # noqa: E402
     hierarchical_sequences,
     sparse_dictionary_data,
 )
-from atomspark.sim.validation import AtomsparkError  # noqa: E402
+from atomspark.networks.torch_path.training import train  # noqa: E402
+from atomspark.scenarios.compare.chip_vs_gpu import compare  # noqa: E402
+from atomspark.sim.core import AtomsparkError  # noqa: E402
 
 VN_CFG = {
     "task": "vn-dictionary",

@@ -12,9 +12,9 @@ from atomspark.networks import rsgn
 from atomspark.networks.rsgn_compile import compile_rsgn_tokens
 from atomspark.networks.vn import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
-from atomspark.scenarios.export_run import export_model
+from atomspark.scenarios.runs.export import export_model
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.units.lif import LIFParams
 
 
 def test_fixed_point_vn_fits_one_core_with_exact_counts():

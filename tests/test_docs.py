@@ -9,7 +9,7 @@ from pathlib import Path
 
 from atomspark.networks.torch_path import config as schema
 from atomspark.networks.torch_path.config_doc import builtin_configs, render
-from atomspark.scenarios.cli import build_parser
+from atomspark.scenarios.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 

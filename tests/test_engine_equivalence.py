@@ -18,7 +18,7 @@ from atomspark.networks.rsgn_compile import compile_rsgn
 from atomspark.networks.vn_compile import compile_vn
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.units.lif import LIFParams
 from legacy_engine import Engine as LegacyEngine
 
 

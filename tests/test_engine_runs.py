@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from atomspark.networks import rsgn
 from atomspark.networks.vn import VNModel, settle
-from atomspark.scenarios.engine_runs import concat_profiles, load_model, run_loaded, run_vn
-from atomspark.sim.validation import AtomsparkError
+from atomspark.scenarios.runs.engine import concat_profiles, load_model, run_loaded, run_vn
+from atomspark.sim.core import AtomsparkError
 
 
 def test_vn_file_runs_to_the_reference_fixed_point(tmp_path, rng):

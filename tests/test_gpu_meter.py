@@ -1,4 +1,4 @@
-"""GPU timing and NVML energy (scenarios/gpu_meter.py) against a fake pynvml and a fake clock:
+"""GPU timing and NVML energy (scenarios/compare/gpu_meter.py) against a fake pynvml and a fake clock:
 energy arithmetic (whole board, idle, attributed), the board found by PCI bus id (not by the
 CUDA index), synchronisation on the run's device, the workload run without autograd, and every
 failure reported with its real reason."""
@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-from atomspark.scenarios import gpu_meter  # noqa: E402
+from atomspark.scenarios.compare import gpu_meter  # noqa: E402
 
 IDLE_W, WORK_W, CALL_S = 60.0, 240.0, 0.01
 
@@ -169,7 +169,7 @@ def test_cpu_is_timed_and_says_it_has_no_counter():
 
 def test_compare_labels_measured_and_modelled_figures(monkeypatch):
     from atomspark.networks.vn.model import VNModel
-    from atomspark.scenarios import compare
+    from atomspark.scenarios.compare import chip_vs_gpu as compare
 
     model = VNModel.random(6, [(5, 4)], lam=0.1, seed=0)
     x = np.random.default_rng(0).normal(size=(4, 6))

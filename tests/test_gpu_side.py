@@ -24,15 +24,15 @@ from atomspark.networks.torch_path.convert import vn_to_torch  # noqa: E402
 from atomspark.networks.torch_path.vn_joint import joint_settle  # noqa: E402
 from atomspark.networks.vn.model import VNModel  # noqa: E402
 from atomspark.networks.vn.settle import settle  # noqa: E402
-from atomspark.scenarios import gpu_meter  # noqa: E402
-from atomspark.scenarios.gpu_side import (  # noqa: E402
+from atomspark.scenarios.compare import gpu_meter  # noqa: E402
+from atomspark.scenarios.compare.gpu_side import (  # noqa: E402
     gpu_side,
     match_tolerance,
     nvml_meter,
     relative_code_error,
     vn_algorithm,
 )
-from atomspark.scenarios.gpu_side_plots import plot_gpu_side  # noqa: E402
+from atomspark.scenarios.compare.gpu_side_plots import plot_gpu_side  # noqa: E402
 
 
 @pytest.fixture(scope="module")

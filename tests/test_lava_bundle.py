@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from atomspark.mapping.lava_export import export_lava, load_bundle
-from atomspark.mapping.lava_net import from_graph, reference_run
+from atomspark.mapping.lava.bundle import from_graph, reference_run
+from atomspark.mapping.lava.export import export_lava, load_bundle
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFFixedParams, LIFParams
 
 
 def lif_fixed_graph(rng, weights=None) -> Graph:

@@ -14,20 +14,20 @@ import pytest
 pytest.importorskip("lava")
 pytestmark = pytest.mark.lava
 
-from atomspark.mapping.lava_export import (  # noqa: E402
+from atomspark.mapping.lava.bundle import from_graph  # noqa: E402
+from atomspark.mapping.lava.export import (  # noqa: E402
     FLOAT_TOLERANCE,
     export_lava,
     run_lava,
     verify_lava,
 )
-from atomspark.mapping.lava_net import from_graph  # noqa: E402
 from atomspark.mapping.quantize import quantize_vn_graph  # noqa: E402
 from atomspark.networks.vn.model import VNModel  # noqa: E402
 from atomspark.networks.vn_compile import compile_vn_model  # noqa: E402
 from atomspark.sim.engine import Engine  # noqa: E402
 from atomspark.sim.graph import Graph, Population, Projection  # noqa: E402
-from atomspark.sim.units_lif import LIFFixedParams  # noqa: E402
-from atomspark.sim.units_vn_fixed import VNFixedParams  # noqa: E402
+from atomspark.sim.units.lif import LIFFixedParams  # noqa: E402
+from atomspark.sim.units.vn_fixed import VNFixedParams  # noqa: E402
 
 STEPS = 30
 

@@ -15,15 +15,15 @@ from atomspark.mapping.quantize import (
 from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
-from atomspark.sim.units_vn_fixed import (
+from atomspark.sim.units.lif import LIFParams
+from atomspark.sim.units.vn_fixed import (
     VNFixedParams,
     lava_sparse_accumulate,
     vn_fixed_step,
 )
-from atomspark.sim.validation import AtomsparkError
 
 
 def test_weights_fit_lava_and_error_is_half_a_step(rng):

@@ -16,20 +16,20 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from atomspark.mapping.lava_export import FLOAT_TOLERANCE, export_lava, load_bundle, run_lava
-from atomspark.mapping.lava_net import (
+from atomspark.mapping.lava.bundle import (
     alpha_record,
     from_graph,
     reference_run,
     to_graph,
 )
+from atomspark.mapping.lava.export import FLOAT_TOLERANCE, export_lava, load_bundle, run_lava
 from atomspark.networks.rsgn import RSGNConfig, init_params
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams
-from atomspark.sim.units_rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFFixedParams
+from atomspark.sim.units.rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
 
 skip_without_lava = pytest.mark.skipif(
     importlib.util.find_spec("lava") is None, reason="needs lava-nc (Python 3.10 environment)"
@@ -179,7 +179,7 @@ def test_select_tag_and_arithmetic_mismatches_are_named():
 @pytest.mark.parametrize("mode", ["sparse", "published"])
 @pytest.mark.parametrize("n, d", [(16, 4), (24, 6)])
 def test_lava_rsgn_equals_engine_within_float_tolerance(mode, n, d):
-    from atomspark.mapping.lava_export import verify_lava
+    from atomspark.mapping.lava.export import verify_lava
 
     g = rsgn_graph(mode, n=n, d=d)
     report = verify_lava(g, STEPS)
@@ -205,7 +205,7 @@ def test_lava_flag_connection_wakes_node_behind_zero_weight():
 @pytest.mark.lava
 @skip_without_lava
 def test_lava_runs_a_loaded_bundle_and_matches_engine(tmp_path):
-    from atomspark.mapping.lava_export import verify_lava
+    from atomspark.mapping.lava.export import verify_lava
 
     out = export_lava(rsgn_graph("sparse", n=16, d=4), tmp_path / "bundle")
     report = verify_lava(out, 5)
@@ -217,7 +217,7 @@ def test_lava_runs_a_loaded_bundle_and_matches_engine(tmp_path):
 def test_lava_published_configuration_full_size_equals_engine():
     """The released code's configuration (N = 256 dense, d = 128, K = 5, cutoff gate only):
     ignition + K steps on Lava agree with the engine within the float tolerance."""
-    from atomspark.mapping.lava_export import verify_lava
+    from atomspark.mapping.lava.export import verify_lava
 
     cfg = RSGNConfig()
     g = compile_rsgn_tokens(

@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from atomspark.mapping.lava_export import export_lava, load_bundle
-from atomspark.mapping.lava_net import alpha_record, from_graph, reference_run, to_graph
+from atomspark.mapping.lava.bundle import alpha_record, from_graph, reference_run, to_graph
+from atomspark.mapping.lava.export import export_lava, load_bundle
 from atomspark.mapping.quantize import quantize_rsgn_graph
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
 from atomspark.sim.engine import Engine
-from atomspark.sim.units_rsgn_fixed import SIGMOID_LUT, RSGNFixedParams, emitted_payloads, isqrt
+from atomspark.sim.units.rsgn_fixed import SIGMOID_LUT, RSGNFixedParams, emitted_payloads, isqrt
 
 MODES = {
     "published": {},
@@ -66,7 +66,7 @@ def test_fixed_point_tracks_the_float_unit(mode):
 @pytest.mark.parametrize("mode", list(MODES))
 def test_engine_and_lava_fixed_point_are_bit_exact(mode):
     pytest.importorskip("lava")
-    from atomspark.mapping.lava_procs.rsgn_fixed_nodes import RSGNFixedNodes, process_kwargs
+    from atomspark.mapping.lava.procs.rsgn_fixed_nodes import RSGNFixedNodes, process_kwargs
     from lava.magma.core.run_conditions import RunSteps
     from lava.magma.core.run_configs import Loihi2SimCfg
     from lava.proc.monitor.process import Monitor
@@ -155,7 +155,7 @@ def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, tmp_path)
 @pytest.mark.parametrize("mode", list(MODES))
 def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode, tmp_path):
     pytest.importorskip("lava")
-    from atomspark.mapping.lava_export import verify_lava
+    from atomspark.mapping.lava.export import verify_lava
 
     out = export_lava(_bundle_graph(mode), tmp_path / "bundle")
     report = verify_lava(out, BUNDLE_STEPS)

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from atomspark.mapping.lava_net import from_graph, reference_run, to_graph
+from atomspark.mapping.lava.bundle import from_graph, reference_run, to_graph
 from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
 from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.units_vn_fixed import (
+from atomspark.sim.units.vn import VNParams
+from atomspark.sim.units.vn_fixed import (
     CODE_LIMIT,
     VNFixedParams,
     lava_sparse_accumulate,
     vn_fixed_step,
     wrap_signed,
 )
-from atomspark.sim.validation import AtomsparkError
 
 L = CODE_LIMIT  # 2**23 - 1
 

@@ -13,7 +13,7 @@ from atomspark.mapping.costs import (
 from atomspark.mapping.hardware import load_hardware
 from atomspark.networks import rsgn
 from atomspark.networks.vn import VNModel
-from atomspark.scenarios.engine_runs import run_rsgn, run_vn
+from atomspark.scenarios.runs.engine import run_rsgn, run_vn
 
 
 @pytest.fixture(scope="module")

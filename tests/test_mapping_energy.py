@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from atomspark.mapping.energy import dense_cost, estimate_energy
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.placement import Placement, place
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.profile import COUNTER_FIELDS, Profile
-from atomspark.sim.validation import AtomsparkError
 
 
 def two_unit_case():

@@ -5,10 +5,10 @@ import pytest
 import scipy.sparse as sp
 from atomspark.mapping.graph_export import to_networkx
 from atomspark.mapping.nir_export import export_nir, projection_matrix, read_nir_weights, to_nir
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFParams
+from atomspark.sim.units.vn import VNParams
 
 nir = pytest.importorskip("nir")
 

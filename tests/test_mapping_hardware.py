@@ -9,7 +9,7 @@ from atomspark.mapping.hardware import (
     known_hardware,
     load_hardware,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def test_all_presets_load_and_every_number_is_sourced():

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.placement import place, traffic
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def small_hw(units_per_core=16, cores_per_chip=8, fan_in=4096, memory=131072):

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from atomspark.mapping.nir_export import export_nir
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.units.lif import LIFParams
 
 pytestmark = pytest.mark.torch
 nir = pytest.importorskip("nir")

@@ -8,7 +8,7 @@ from atomspark.networks.notebook_data import (
     notebook_long_range,
     notebook_split,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 SMALL = {"n": 60, "length": 32, "dim": 4}
 

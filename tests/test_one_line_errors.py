@@ -15,8 +15,8 @@ from atomspark.networks.rsgn.geometry import poincare_distance
 from atomspark.networks.torch_path.config import validate_config
 from atomspark.networks.vn import VNModel
 from atomspark.networks.vn.energy import keep_top_k
-from atomspark.scenarios.cli import main
-from atomspark.sim.validation import AtomsparkError
+from atomspark.scenarios.cli.main import main
+from atomspark.sim.core import AtomsparkError
 
 SMALL = rsgn.RSGNConfig(n_nodes=8, d_hidden=4, d_in=3, n_classes=2, n_steps=2)
 

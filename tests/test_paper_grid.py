@@ -11,9 +11,10 @@ torch = pytest.importorskip("torch")  # the Lava environment has no torch
 
 from atomspark.networks.torch_path.baselines import n_parameters  # noqa: E402
 from atomspark.networks.torch_path.training import build_model  # noqa: E402
-from atomspark.scenarios import paper_grid, paper_tables  # noqa: E402
-from atomspark.scenarios.sweep_cell import execute_cell  # noqa: E402
-from atomspark.scenarios.sweep_grid import Cell  # noqa: E402
+from atomspark.scenarios.paper import grid as paper_grid  # noqa: E402
+from atomspark.scenarios.paper import tables as paper_tables  # noqa: E402
+from atomspark.scenarios.sweep.cell import execute_cell  # noqa: E402
+from atomspark.scenarios.sweep.grid import Cell  # noqa: E402
 
 PAPER_PARAMETERS = {  # the paper's tables and ablation (RSGN), the released notebook (baselines)
     "hierarchical-transformer-seed42": 403_348,
@@ -197,5 +198,5 @@ def test_the_committed_doc_is_generated_from_the_committed_results(tmp_path):
     rendered = paper_tables.render(
         paper_tables.load_results(results), plot, tmp_path, paper_tables.load_partial(results)
     )
-    assert committed.strip() == rendered.strip(), "run python -m atomspark.scenarios.paper_tables"
+    assert committed.strip() == rendered.strip(), "run python -m atomspark.scenarios.paper.tables"
     assert plot.is_file()

@@ -20,9 +20,9 @@ from atomspark.networks.rsgn_compile import compile_rsgn_tokens
 from atomspark.networks.vn import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.models import registered_models
 from atomspark.sim.profile import Profile
-from atomspark.sim.units_lif import LIFParams
+from atomspark.sim.unit_model import registered_models
+from atomspark.sim.units.lif import LIFParams
 
 
 def _rsgn_graph(mode: str, n: int = 40, d: int = 16) -> tuple[Graph, np.ndarray]:

@@ -122,7 +122,7 @@ def models(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", ["vn", "rsgn"])
 def test_profile_plots_are_readable(models, tmp_path, checked, kind):
-    from atomspark.scenarios.profile_run import profile_model
+    from atomspark.scenarios.runs.profile import profile_model
 
     profile_model(models / f"{kind}.npz", "builtin:3", tmp_path, log=lambda s: None)
     _assert_readable(checked, {"activity", "raster", "costs"})
@@ -131,8 +131,8 @@ def test_profile_plots_are_readable(models, tmp_path, checked, kind):
 def test_costs_plot_of_several_runs_spanning_decades(models, tmp_path, checked):
     from atomspark.mapping.costs import compare_costs
     from atomspark.mapping.plots import plot_activity, plot_costs
-    from atomspark.scenarios.engine_runs import load_model, run_loaded
-    from atomspark.scenarios.profile_run import read_inputs
+    from atomspark.scenarios.runs.engine import load_model, run_loaded
+    from atomspark.scenarios.runs.profile import read_inputs
 
     comparisons, runs = {}, {}
     for kind in ("vn", "rsgn"):
@@ -204,7 +204,7 @@ def _report(kind: str, energies: list[float]) -> dict:
 
 @pytest.mark.parametrize("energies", [[3e-6] * 16, list(np.linspace(1e-6, 9e-6, 16))])
 def test_compare_plots_are_readable(tmp_path, checked, energies):
-    from atomspark.scenarios.compare_plots import (
+    from atomspark.scenarios.compare.plots import (
         plot_accuracy_energy,
         plot_cutoff,
         plot_energy_hist,
@@ -218,7 +218,7 @@ def test_compare_plots_are_readable(tmp_path, checked, energies):
 
 
 def test_sweep_report_plot(tmp_path, checked):
-    from atomspark.scenarios.sweep_report import plot
+    from atomspark.scenarios.sweep.report import plot
 
     groups = [
         {"group": f"model.n_nodes={n}", "metrics": {"accuracy": {"mean": a, "std": 0.02,

@@ -13,7 +13,7 @@ from atomspark.networks.rsgn.dynamics import (
     spark_points,
 )
 from atomspark.networks.rsgn.geometry import poincare_distance
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 from scipy.special import expit
 
 SMALL = dict(n_nodes=20, dim=3, d_hidden=6, d_in=4, n_classes=3, n_steps=3)

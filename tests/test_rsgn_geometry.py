@@ -10,7 +10,7 @@ from atomspark.networks.rsgn.geometry import (
     poincare_distance,
     project_to_ball,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def _points(rng, n, dim, c=1.0, max_norm=0.9):

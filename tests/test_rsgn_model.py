@@ -15,7 +15,7 @@ from atomspark.networks.rsgn import (
 )
 from atomspark.networks.rsgn.dynamics import forward
 from atomspark.networks.rsgn.geometry import pairwise_distances
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 SMALL = dict(n_nodes=24, dim=3, d_hidden=8, d_in=5, n_classes=3, n_steps=2)
 

@@ -16,7 +16,7 @@ from atomspark.networks.rsgn.plasticity import (
     homeostatic_thresholds,
     prune_and_sprout,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 from scipy.special import expit
 
 SMALL = dict(n_nodes=24, dim=3, d_hidden=6, d_in=4, n_classes=3, n_steps=3)

@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from atomspark.sim.core import atomic_write_text
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.numba_cache import choose_cache_dir
 from atomspark.sim.run_folder import RUN_MARKER, prepare_run_folder
-from atomspark.sim.validation import AtomsparkError
 
 TINY = {
     "task": "rsgn-sequence",
@@ -142,7 +141,7 @@ def test_as_nobody_unwritable_out_and_no_writable_home(root_owned_folder):
     env["HOME"] = str(root_owned_folder)
     targets = [root_owned_folder / "out", root_owned_folder]
     code = (
-        "import sys; from atomspark.scenarios.cli import main; import atomspark.sim.kernels; "
+        "import sys; from atomspark.scenarios.cli.main import main; import atomspark.sim.kernels.common; "
         f"sys.exit(max(main(['demo', '--out', str(t)]) for t in {[str(t) for t in targets]!r}))"
     )
     result = _as_nobody([sys.executable, "-c", code], root_owned_folder, env)
@@ -237,7 +236,15 @@ def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path):
     )
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "atomspark.scenarios.cli", "train", str(config), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "atomspark.scenarios.cli.main",
+            "train",
+            str(config),
+            "--out",
+            str(out),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -261,7 +268,7 @@ def _verb_flags(verb: str) -> set[str]:
     """The option strings `atomspark VERB` accepts."""
     import argparse
 
-    from atomspark.scenarios.cli import build_parser
+    from atomspark.scenarios.cli.main import build_parser
 
     parser = build_parser()
     subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -275,7 +282,7 @@ def test_advice_names_only_flags_the_command_has(tmp_path, capsys, verb):
     import re
 
     from atomspark.networks.vn import VNModel
-    from atomspark.scenarios.cli import main
+    from atomspark.scenarios.cli.main import main
 
     if verb in ("demo", "compare", "train"):
         pytest.importorskip("torch")

@@ -11,8 +11,8 @@ from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
 from atomspark.networks.sample_runner import rsgn_runner, vn_runner
 from atomspark.networks.vn import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
-from atomspark.sim.validation import AtomsparkError
 
 STEPS = 60
 

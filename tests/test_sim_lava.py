@@ -7,7 +7,7 @@ import pytest
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams
+from atomspark.sim.units.lif import LIFFixedParams
 
 
 @pytest.mark.lava

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFFixedParams
 
 N_SRC, N_TGT, STEPS = 12, 6, 40
 # (name, weight range, weight_exp): one target per sign mode; "exc" also gets a second, mixed
@@ -100,7 +100,7 @@ def test_negative_weight_exp_needs_uniform_delays_and_a_fixed_point_target():
     w = np.ones((2, 2), np.int64)
     with pytest.raises(AtomsparkError, match="one delay for all synapses"):
         Projection("a", "b", w, delays=np.array([[1, 2], [1, 1]]), weight_exp=-1)
-    from atomspark.sim.units_lif import LIFParams
+    from atomspark.sim.units.lif import LIFParams
 
     pops = [
         Population("a", 2, LIFParams(0.1, 0.1, 1.0)),

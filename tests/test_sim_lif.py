@@ -6,12 +6,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from atomspark.scenarios.cuba import CubaConfig, brian2_cuba, cuba_graph, cuba_network
+from atomspark.scenarios.runs.cuba import CubaConfig, brian2_cuba, cuba_graph, cuba_network
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFFixedParams, LIFParams
 
 
 def _one_step(params, inputs=None, size=1):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFFixedParams, LIFParams
 
 MODES = (0.0, None, 0.15)  # always dense, always sparse, switching per step (the default)
 

@@ -19,13 +19,13 @@ from atomspark.networks.rsgn_compile import (
     compile_rsgn,
     compile_rsgn_tokens,
     node_params,
-    propagate_on_engine,
 )
+from atomspark.networks.sample_runner import propagate_on_engine
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFParams
-from atomspark.sim.units_rsgn import RSGNNodeParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFParams
+from atomspark.sim.units.rsgn import RSGNNodeParams
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 CASES = [  # (n_nodes, d_hidden, connectivity, seed)

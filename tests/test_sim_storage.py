@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from atomspark.sim import kernels_fanout as kf
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.kernels_fanout import fan_out_uniform
-from atomspark.sim.units_lif import LIFFixedParams, LIFParams
-from atomspark.sim.units_vn import VNParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.kernels import fanout as kf
+from atomspark.sim.kernels.fanout import fan_out_uniform
+from atomspark.sim.units.lif import LIFFixedParams, LIFParams
+from atomspark.sim.units.vn import VNParams
 
 
 def _lif(dtype="float64"):

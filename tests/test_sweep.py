@@ -18,8 +18,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("distributed")
 
-from atomspark.scenarios.cli import main  # noqa: E402
-from atomspark.scenarios.sweep_cell import (  # noqa: E402
+from atomspark.scenarios.cli.main import main  # noqa: E402
+from atomspark.scenarios.sweep.cell import (  # noqa: E402
     ATTEMPTS,
     cell_dir,
     cell_lock,
@@ -27,7 +27,7 @@ from atomspark.scenarios.sweep_cell import (  # noqa: E402
     partial_dir,
     sidecar_dir,
 )
-from atomspark.scenarios.sweep_run import (
+from atomspark.scenarios.sweep.run import (
     local_cluster,
     plan_grid,
     prepare_folder,
@@ -281,7 +281,7 @@ def test_options_added_later_keep_finished_cells_recognised(tmp_path, monkeypatc
     """A cell's id hashes its settings less the identity-neutral keys: adding an option whose
     default behaves as before keeps every id; setting it to another value makes a new cell."""
     from atomspark.networks.torch_path import config
-    from atomspark.scenarios.sweep_grid import cell_id
+    from atomspark.scenarios.sweep.grid import cell_id
 
     grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]')
     (cell,) = plan_grid(grid).cells
@@ -408,7 +408,7 @@ def test_a_port_that_speaks_first_but_not_dask_is_refused(tmp_path):
     import socket
     import threading
 
-    from atomspark.scenarios.sweep_connect import probe_scheduler
+    from atomspark.scenarios.sweep.connect import probe_scheduler
 
     listener = socket.create_server(("127.0.0.1", 0))
 

@@ -25,7 +25,7 @@ from atomspark.networks.torch_path.slow_torch import (  # noqa: E402
     homeostatic_thresholds_,
 )
 from atomspark.networks.torch_path.training import train  # noqa: E402
-from atomspark.sim.validation import AtomsparkError  # noqa: E402
+from atomspark.sim.core import AtomsparkError  # noqa: E402
 
 PCFG = PlasticityConfig(lr_affinity=0.05, affinity_decay=0.9)
 

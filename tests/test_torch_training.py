@@ -13,7 +13,7 @@ from atomspark.networks.torch_path.checkpoint_file import read_checkpoint  # noq
 from atomspark.networks.torch_path.config import load_config, validate_config  # noqa: E402
 from atomspark.networks.torch_path.training import CHECKPOINT, train  # noqa: E402
 from atomspark.networks.vn.model import VNModel  # noqa: E402
-from atomspark.sim.validation import AtomsparkError  # noqa: E402
+from atomspark.sim.core import AtomsparkError  # noqa: E402
 
 RSGN = {
     "task": "rsgn-sequence",
@@ -171,7 +171,7 @@ def test_paper_configs_build_the_papers_parameter_counts(name, n_params):
     # The paper's parameter counts follow from N 256, dim 3, d_hidden 128, d_in 32, rank 32 and
     # 20 / 10 classes; a wrong size anywhere in the config (or the module) changes the count.
     from atomspark.networks.torch_path.training import build_model
-    from atomspark.scenarios.cli import builtin_config
+    from atomspark.scenarios.configs import builtin_config
 
     cfg = load_config(builtin_config(name))
     batch = 64 if cfg["data"]["kind"] == "hierarchical" else 32  # as released
@@ -183,7 +183,7 @@ def test_paper_configs_build_the_papers_parameter_counts(name, n_params):
 
 def test_paper_sparse_config_keeps_k_nearest_edges_per_node():
     from atomspark.networks.torch_path.training import build_model
-    from atomspark.scenarios.cli import builtin_config
+    from atomspark.scenarios.configs import builtin_config
 
     cfg = load_config(builtin_config("rsgn-paper-sparse-hierarchical"))
     module = build_model(cfg, 32, {"n_classes": 20}, "cpu", torch.float32)

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from atomspark.mapping.lava_net import from_graph
+from atomspark.mapping.lava.bundle import from_graph
 from atomspark.mapping.nir_export import to_nir
 from atomspark.mapping.quantize import quantize_lif_graph, quantize_vn_graph
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.models import model_of, registered_models
-from atomspark.sim.unit_model import UnitModel, register
-from atomspark.sim.units_lif import LIFParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.unit_model import UnitModel, model_of, register, registered_models
+from atomspark.sim.units.lif import LIFParams
 from relay_model import RELAY, RelayParams
 
 

@@ -13,7 +13,7 @@ from atomspark.networks.vn import (
     settle,
     unit_columns,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 SETTLE_TIGHT = dict(tol=1e-13, max_iter=200000, sweeps=20000)
 

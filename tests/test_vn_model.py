@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from atomspark.networks.model_io import save_arrays
 from atomspark.networks.vn import VNLayer, VNModel
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def test_random_model_has_unit_norm_atoms_and_chained_sizes():

@@ -16,7 +16,7 @@ from atomspark.networks.vn import (
     step_size,
     unit_columns,
 )
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def _layer_problem(rng, d=10, K=6, m=4, B=3):

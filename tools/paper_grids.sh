@@ -4,7 +4,7 @@
 # again after any stop continues where it was (in the same checkout: results/sweeps/ is not
 # committed, so a fresh clone recomputes every cell, about half a day on 2 cores). Logs go to
 # results/logs/. Afterwards:
-#   python -m atomspark.scenarios.paper_grid collect && python -m atomspark.scenarios.paper_tables
+#   python -m atomspark.scenarios.paper.grid collect && python -m atomspark.scenarios.paper.tables
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh >/dev/null || exit 1

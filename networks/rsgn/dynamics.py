@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.rsgn.geometry import pairwise_distances, project_to_ball
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, check_config, validate_params
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_shape
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_shape
 from scipy.special import erf, expit
 
 _INHIBITION_EPS = 1e-6  # released code: neighbour sum + 1e-6
@@ -149,7 +149,7 @@ def inhibition_neighbourhood(params: RSGNParams, config: RSGNConfig) -> np.ndarr
     """0/1 matrix of divisive-inhibition neighbourhoods, self included.
 
     published: Euclidean distance < inhibition_radius (dense); sparse: self plus graph neighbours
-    in either direction (CSR), so inhibition stays as local and as cheap as the messages.
+    in either direction (CSR), so inhibition stays as local and as the messages.
     """
     if config.mode == "published":
         p = params.positions

@@ -8,7 +8,7 @@ Every function checks that its points lie strictly inside the ball and names the
 from __future__ import annotations
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError, as_finite_array, require_positive
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_positive
 
 
 def check_in_ball(name: str, points, c: float = 1.0) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.model_io import load_arrays, save_arrays
 from atomspark.networks.rsgn.geometry import check_in_ball, pairwise_distances, project_to_ball
-from atomspark.sim.validation import (
+from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
     require_int,

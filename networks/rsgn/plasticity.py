@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, validate_graph
-from atomspark.sim.validation import (
+from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
     require_int,

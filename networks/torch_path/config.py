@@ -29,7 +29,7 @@ import os
 import sys
 from pathlib import Path
 
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -381,7 +381,7 @@ def plasticity_config(cfg: dict, cls=None):
 
 
 def _check_vn_model(m: dict) -> None:
-    from atomspark.sim.validation import require_int, require_positive
+    from atomspark.sim.core import require_int, require_positive
 
     sizes = m["layer_sizes"]
     if not sizes or not all(

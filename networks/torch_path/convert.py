@@ -13,7 +13,7 @@ from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, validate_param
 from atomspark.networks.torch_path.rsgn_torch import _DENSE_NAMES, TorchRSGN
 from atomspark.networks.torch_path.vn_torch import TorchVN
 from atomspark.networks.vn.model import VNModel
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def _to_tensor(a: np.ndarray, device: torch.device | str | None) -> torch.Tensor:

@@ -14,7 +14,7 @@ import logging
 import os
 
 import torch
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 LOG = logging.getLogger("atomspark.torch")
 _logged: set[str] = set()

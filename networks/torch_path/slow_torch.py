@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from atomspark.networks.rsgn.plasticity import PlasticityConfig
 from atomspark.networks.torch_path.rsgn_torch import TorchRSGN
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 class DeviceRewardBaseline:

@@ -79,9 +79,8 @@ from atomspark.networks.torch_path.slow_torch import (
 )
 from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle
 from atomspark.networks.vn.model import VNModel
-from atomspark.sim.core import atomic_write_text, atomic_write_with
+from atomspark.sim.core import AtomsparkError, atomic_write_text, atomic_write_with
 from atomspark.sim.run_folder import prepare_run_folder
-from atomspark.sim.validation import AtomsparkError
 from tqdm.auto import tqdm
 
 CHECKPOINT = "checkpoint.pt"

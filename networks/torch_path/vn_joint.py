@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 from atomspark.networks.torch_path.vn_torch import TorchVN, proximal_descent
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def joint_hessian(model: TorchVN, has_top_target: bool = False) -> torch.Tensor:

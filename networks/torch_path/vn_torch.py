@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 from torch import nn
 
 METHODS = ("ista", "fista")

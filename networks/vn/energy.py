@@ -15,7 +15,7 @@ the Lipschitz constant of the smooth part's gradient (the largest step that keep
 from __future__ import annotations
 
 import numpy as np
-from atomspark.sim.validation import require_int
+from atomspark.sim.core import require_int
 
 
 def layer_energy(

@@ -22,7 +22,7 @@ import numpy as np
 from atomspark.networks.vn.hierarchy import layer_input, layer_target
 from atomspark.networks.vn.model import VNModel, unit_columns
 from atomspark.networks.vn.settle import SettleResult, settle
-from atomspark.sim.validation import (
+from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
     require_int,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.networks.model_io import load_arrays, save_arrays
-from atomspark.sim.validation import (
+from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
     require_int,

@@ -33,7 +33,7 @@ from atomspark.networks.vn.hierarchy import (
     total_energy,
 )
 from atomspark.networks.vn.model import VNModel
-from atomspark.sim.validation import (
+from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
     require_int,

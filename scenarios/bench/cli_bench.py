@@ -1,10 +1,10 @@
-"""`atomspark bench`: the subcommand's arguments and handler (registered by scenarios/cli.py)."""
+"""`atomspark bench`: the subcommand's arguments and handler (registered by scenarios/cli/main.py)."""
 
 from __future__ import annotations
 
 import argparse
 
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 
 def add_bench_parser(sub) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 TASKS = ("recon", "masked")
 ID_SPLIT = "id"

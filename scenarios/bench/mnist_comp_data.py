@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError, require_int
+from atomspark.sim.core import AtomsparkError, require_int
 from scipy.ndimage import affine_transform
 
 SIDE = 28

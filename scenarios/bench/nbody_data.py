@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.scenarios.bench.nbody_physics import FORCES, random_systems, simulate
-from atomspark.sim.validation import AtomsparkError, require_int
+from atomspark.sim.core import AtomsparkError, require_int
 
 MAX_BODIES = 6
 ROLLOUT_STEPS = 20

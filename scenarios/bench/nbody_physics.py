@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError, require_int, require_positive
+from atomspark.sim.core import AtomsparkError, require_int, require_positive
 
 FORCES = ("gravity", "drag", "magnetic", "spring")
 SOFTENING = 0.3  # softening length eps of gravity and springs

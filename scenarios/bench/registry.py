@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from atomspark.scenarios.bench.family import Family
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 FAMILY_MODULES = {
     "fn1d": "atomspark.scenarios.bench.fn1d",

@@ -16,12 +16,11 @@ import re
 import sys
 from pathlib import Path
 
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.scenarios.bench.registry import get_family
 from atomspark.scenarios.bench.runner import write_outputs
 from atomspark.scenarios.bench.store import MANIFEST, RunStore
 from atomspark.scenarios.bench.tables import aggregate, markdown
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 
 def rebuild(folder: str | Path) -> dict:

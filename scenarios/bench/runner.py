@@ -21,7 +21,7 @@ from atomspark.scenarios.bench.plots import plot_errors, plot_examples, plot_vn_
 from atomspark.scenarios.bench.registry import get_family
 from atomspark.scenarios.bench.store import RunStore
 from atomspark.scenarios.bench.tables import aggregate, markdown
-from atomspark.sim.validation import AtomsparkError, require_int
+from atomspark.sim.core import AtomsparkError, require_int
 from tqdm import tqdm
 
 HARDWARE = "loihi2"

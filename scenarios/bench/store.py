@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from atomspark.networks.model_io import atomic_write_text
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 MANIFEST = "bench.json"
 AGGREGATES = ("results.json", "results.md", "examples.json")

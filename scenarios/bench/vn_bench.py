@@ -31,7 +31,7 @@ from atomspark.networks.vn import (
     step_size,
     unit_columns,
 )
-from atomspark.scenarios.engine_runs import concat_profiles
+from atomspark.scenarios.runs.engine import concat_profiles
 
 SETTLE_CHUNK = 256  # samples per settle call
 

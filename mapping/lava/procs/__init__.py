@@ -1,0 +1,1 @@
+"""atomspark.mapping.lava.procs."""

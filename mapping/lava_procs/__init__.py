@@ -1,1 +1,0 @@
-"""atomspark.mapping.lava_procs."""

@@ -1,0 +1,487 @@
+"""The `atomspark` command line: one subcommand per job, each a thin wrapper over library calls."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from atomspark.scenarios.configs import builtin_config, builtin_config_names
+from atomspark.sim.core import AtomsparkError, require_int
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    require_torch("demo")  # its GPU side runs the torch path's own algorithm
+    from atomspark.scenarios.runs.demo import run_demo
+
+    run_demo(
+        args.out, seed=args.seed, hardware=args.hardware, gpu=args.gpu, overwrite=args.overwrite
+    )
+    return 0
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.runs.profile import profile_model
+
+    profile_model(
+        args.model,
+        args.input,
+        args.out,
+        hardware=args.hardware,
+        gpu=args.gpu,
+        steps=args.steps,
+        strategy=args.strategy,
+        overwrite=args.overwrite,
+    )
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.runs.export import export_model
+
+    export_model(
+        args.model,
+        args.to,
+        args.out,
+        inputs=args.input,
+        fixed=args.fixed,
+        verify=args.verify,
+        steps=args.steps,
+        frac_bits=args.frac_bits,
+        overwrite=args.overwrite,
+        report=args.report,
+        hardware=args.hardware,
+    )
+    return 0
+
+
+def require_torch(command: str) -> None:
+    """Name the missing dependency instead of failing on an import deep inside."""
+    if importlib.util.find_spec("torch") is None:
+        raise AtomsparkError(
+            f"{command} needs PyTorch, which this environment lacks: use .venv/bin/atomspark "
+            "(created by tools/setup.sh)"
+        )
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    config = builtin_config(args.config)
+    require_torch("train")
+    from atomspark.networks.torch_path.training import METRIC_NAMES, TrainingInterrupted, train
+
+    try:
+        result = train(config, args.out, resume=args.resume, overwrite=args.overwrite)
+    except TrainingInterrupted as exc:
+        resume = f"atomspark train {args.config} --out {args.out} --resume"
+        if exc.checkpoint_step is None:
+            print(f"atomspark train: {exc}; start again with --overwrite", file=sys.stderr)
+        else:
+            print(f"atomspark train: {exc}; resume with: {resume}", file=sys.stderr)
+        return 130
+    task = result.task
+    print(f"[train] done: {result.steps} steps; final validation metrics:")
+    for key, value in result.final_metrics.items():
+        name = METRIC_NAMES.get(task, key) if key == "accuracy" else key.replace("_", " ")
+        if key == "best_accuracy":
+            name = f"best {METRIC_NAMES.get(task, 'accuracy')}"
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        print(f"  {name:24s} {text:>10s}")
+    print(f"[train] model written to {result.model_path} (loadable by profile/export/compare)")
+    return 0
+
+
+DEFAULT_TASKS = {"vn": "vn-dictionary", "rsgn": "rsgn-sequence"}
+DEFAULT_SAMPLES = 16
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    require_torch("compare")
+    from atomspark.scenarios.compare.chip_vs_gpu import compare
+    from atomspark.scenarios.runs.model_task import task_samples
+
+    if args.samples is not None:
+        require_int("--samples", args.samples, minimum=1)
+    require_int("--steps", args.steps, minimum=1)
+    if not Path(args.model).is_file():
+        raise AtomsparkError(f"model {args.model}: no such file (give a model.npz from train)")
+    data = args.data
+    own = None if data is not None or args.config else task_samples(args.model, None)
+    if own is not None:
+        x_val, y_val, what = own
+        data = first_samples(x_val, y_val, args.samples or DEFAULT_SAMPLES, what)
+    elif data is None:
+        from atomspark.networks.torch_path.config import load_config
+        from atomspark.networks.torch_path.training import build_data
+        from atomspark.scenarios.runs.engine import model_kind
+
+        # default: the built-in task of the model's kind (a VN model is not an RSGN task)
+        kind = model_kind(args.model)
+        config = args.config or DEFAULT_TASKS.get(kind, "rsgn-sequence")
+        cfg = load_config(builtin_config(config))
+        if cfg["task"] != DEFAULT_TASKS.get(kind):
+            raise AtomsparkError(
+                f"--config {config}: its task is {cfg['task']}, but {args.model} is a "
+                f"{kind.upper()} model; give a {DEFAULT_TASKS.get(kind)} config (e.g. "
+                f"--config {DEFAULT_TASKS.get(kind)})"
+            )
+        _, _, x_val, y_val, _ = build_data(cfg)
+        what = f"the {config} validation split (the model file stores no task)"
+        data = first_samples(x_val, y_val, args.samples or DEFAULT_SAMPLES, what)
+    elif args.samples is not None:
+        from atomspark.scenarios.compare.chip_vs_gpu import load_data, load_trained_model
+
+        kind, model = load_trained_model(args.model)
+        x, y = load_data(data, kind, model)
+        data = first_samples(x, y, args.samples, f"--data {args.data}")
+    device = None if args.device == "auto" else args.device
+    report = compare(
+        args.model,
+        data,
+        args.out,
+        device=device,
+        hardware=args.hardware,
+        gpu=args.gpu,
+        fixed_point=not args.no_fixed,
+        steps=args.steps,
+        overwrite=args.overwrite,
+    )
+    print_comparison(report)
+    print(f"[compare] wrote {args.out}/comparison.json and plots")
+    return 0
+
+
+def first_samples(x, y, n: int, what: str) -> tuple:
+    """The first `n` samples of (x, y); fewer, with a one-line warning, when `what` has fewer."""
+    if n > len(x):
+        print(
+            f"atomspark compare: warning: --samples {n}: {what} has {len(x)} samples; "
+            f"using all {len(x)}",
+            file=sys.stderr,
+        )
+        n = len(x)
+    print(f"[compare] data: {n} samples of {what}")
+    return x[:n], None if y is None else y[:n]
+
+
+def print_comparison(report: dict) -> None:
+    """One line per backend: the task's score (RSGN accuracy, VN reconstruction error), agreement
+    with torch (the reference row), activity, time and energy."""
+    kind = report["model"]["kind"]
+    metric, title = (
+        ("accuracy", "accuracy") if kind == "rsgn" else ("reconstruction_error", "recon err")
+    )
+    print(f"[compare] {kind} model, {report['samples']} samples")
+    print(
+        f"{'backend':14s} {title:>9s} {'agree':>6s} {'active':>7s} {'wall/sample':>12s} "
+        f"{'energy/sample':>14s} {'latency':>10s}  energy source"
+    )
+    for name, b in report["backends"].items():
+        if not b.get("supported", True):
+            print(f"{name:14s} not run: {b['reason']}")
+            continue
+        score = b.get(metric)
+        score_text = "n/a" if score is None else f"{score:.4f}"
+        if "agreement_vs_torch" in b:
+            agree_text = f"{b['agreement_vs_torch'].get('decision_agreement', float('nan')):.3f}"
+        else:
+            agree_text = "ref"
+        print(
+            f"{name:14s} {score_text:>9s} {agree_text:>6s} {b['active_fraction']:7.3f} "
+            f"{b['wall_s_per_sample'] * 1e3:9.3f} ms {b['energy_per_sample_j'] * 1e6:11.4g} uJ "
+            f"{b['latency_per_sample_s'] * 1e6:7.4g} us  {b['energy_source']}"
+        )
+    torch_run = report["backends"].get("torch", {})
+    if "idle_power_w" in torch_run:
+        print(
+            f"[compare] torch energy measured on {torch_run['device']}: whole board "
+            f"{torch_run['board_energy_per_sample_j'] * 1e6:.4g} uJ/sample, idle power "
+            f"{torch_run['idle_power_w']:.1f} W subtracted -> "
+            f"{torch_run['energy_per_sample_j'] * 1e6:.4g} uJ/sample"
+        )
+    decision = "class" if kind == "rsgn" else "set of active atoms"
+    print(
+        f"[compare] agree: share of samples whose {decision} equals torch's (ref: torch is the "
+        "reference)"
+    )
+    if "gpu_fair" in report:
+        from atomspark.scenarios.compare.gpu_side import format_rows
+
+        fair = report["gpu_fair"]
+        print(f"[compare] chip ({fair['chip_backend']}) vs the GPU's own algorithm:")
+        for line in format_rows(report["model"]["kind"].upper(), fair):
+            print(line)
+    for row in report.get("cutoff_sweep") or []:
+        acc = "n/a" if row.get("accuracy") is None else f"{row['accuracy']:.3f}"
+        print(
+            f"[compare] cutoff {row['cutoff']:<5g} accuracy {acc} mean active "
+            f"{row['mean_active_fraction']:.3f} synops/sample {row['synops_per_sample']:.0f} "
+            f"energy/sample {row['energy_per_sample_j'] * 1e6:.4g} uJ"
+        )
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.sweep.run import run_sweep
+
+    out = args.out or str(Path("results") / "sweeps" / Path(args.grid).stem)
+    try:
+        summary = run_sweep(
+            args.grid,
+            out,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            memory_limit=args.memory_limit,
+            retries=args.retries,
+            max_cells=args.max_cells,
+            force=args.force,
+            report_only=args.report,
+            connect_timeout=args.connect_timeout,
+            progress=sys.stderr.isatty(),
+            only=args.only,
+        )
+    except KeyboardInterrupt:
+        return 130  # the sweep has said what it kept
+    return 1 if summary.failed else 0
+
+
+def _cmd_hardware(args: argparse.Namespace) -> int:
+    from atomspark.mapping.hardware import known_hardware, load_hardware
+
+    for name in known_hardware():
+        hw = load_hardware(name)
+        print(f"{name:16s} {type(hw).__name__:22s} {getattr(hw, 'description', '')}")
+    return 0
+
+
+def _bench_without_torch(sub) -> None:
+    """`atomspark bench` where PyTorch is missing: one line saying which environment has it."""
+    bench = sub.add_parser("bench", help="VN benchmark families (needs PyTorch)")
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="see .venv/bin/atomspark bench -h")
+    bench.set_defaults(func=lambda args: require_torch("bench") or 2)
+
+
+def _add_overwrite(parser: argparse.ArgumentParser, command: str) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace a previous {command} run in --out (without it a non-empty --out is refused)",
+    )
+
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Help that shows every option's default (except unset ones and flags)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            if "%(default)" not in text:
+                text += " (default: %(default)s)"
+        return text
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.formatter_class = _DefaultsFormatter
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `atomspark` command line: one subcommand per job, each bound to its _cmd_ handler."""
+    parser = argparse.ArgumentParser(
+        prog="atomspark",
+        description="Event-driven simulation of Vector Networks and RSGNs, with neuromorphic "
+        "energy profiles, Lava export and a PyTorch GPU path.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser(
+        "demo",
+        help="the main job on built-in defaults: VN + RSGN, "
+        "reference vs event engine, sparsity, events, energy",
+    )
+    demo.add_argument("--out", default="results/demo", help="output folder (JSON + PNG)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the models and data")
+    demo.add_argument("--hardware", default="loihi2", help="neuromorphic hardware preset")
+    demo.add_argument("--gpu", default="h100", help="GPU preset to compare against")
+    _add_overwrite(demo, "demo")
+    demo.set_defaults(func=_cmd_demo)
+
+    prof = sub.add_parser("profile", help="energy/latency/sparsity profile of a saved model")
+    prof.add_argument("model", help="a model file (.npz) written by atomspark (VN or RSGN)")
+    prof.add_argument(
+        "--input",
+        default="builtin:16",
+        help="a .npy array of inputs, or builtin:N for N built-in samples; VN models take (B, d) signals, RSGN models (B, L, d_in) token sequences",
+    )
+    prof.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
+    prof.add_argument("--gpu", default="h100", help="dense device preset (GPU or CPU)")
+    prof.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="engine steps per VN sample (default: 1000; an RSGN runs its own K + 1 steps)",
+    )
+    prof.add_argument(
+        "--strategy",
+        default="auto",
+        choices=["auto", "partition", "sequential", "locality"],
+        help="core placement (auto: locality for RSGN positions, else partition)",
+    )
+    prof.add_argument("--out", default="results/profile", help="output folder (JSON + PNG)")
+    _add_overwrite(prof, "profile")
+    prof.set_defaults(func=_cmd_profile)
+
+    exp = sub.add_parser("export", help="export a saved model to Lava, NIR or networkx")
+    exp.add_argument("model", help="a model file (.npz) written by atomspark")
+    exp.add_argument("--to", required=True, choices=["lava", "nir", "networkx"])
+    exp.add_argument(
+        "--input",
+        default="builtin:1",
+        help="the input the graph is compiled for: first sample of a .npy, or builtin:N;"
+        " VN models take (B, d) signals, RSGN models (B, L, d_in) token sequences",
+    )
+    exp.add_argument(
+        "--fixed",
+        action="store_true",
+        help="quantise to Loihi fixed point (VN: --frac-bits; RSGN: alpha Q.12, h Q.10)",
+    )
+    exp.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the bundle on Lava's Loihi2SimCfg and compare with the engine",
+    )
+    exp.add_argument(
+        "--steps",
+        type=int,
+        default=100,
+        help="steps for verification and the VN quantisation report (RSGN's report: its K + 1)",
+    )
+    exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
+    exp.add_argument(
+        "--report",
+        action="store_true",
+        help="deployment report: per core compartments, synapses, memory, axons vs the limits",
+    )
+    exp.add_argument("--hardware", default="loihi2", help="chip the --report checks against")
+    exp.add_argument("--out", default="results/export", help="output folder")
+    _add_overwrite(exp, "export")
+    exp.set_defaults(func=_cmd_export)
+
+    tr = sub.add_parser("train", help="train on a TOML config with PyTorch (GPU if present)")
+    tr.add_argument(
+        "config",
+        help="a TOML file (keys: docs/configs.md) or a built-in: "
+        + ", ".join(builtin_config_names()),
+    )
+    tr.add_argument("--out", default="results/train", help="run folder (must be new or empty)")
+    mode = tr.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its checkpoint.pt (same config; epochs may grow)",
+    )
+    mode.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --out (its outputs are deleted first)",
+    )
+    tr.set_defaults(func=_cmd_train)
+
+    cmp = sub.add_parser("compare", help="a trained model: GPU (torch, dense) vs event engine")
+    cmp.add_argument("model", help="model.npz written by `atomspark train`")
+    src = cmp.add_mutually_exclusive_group()
+    src.add_argument("--data", help="an .npz with tokens/signals/x (and labels/y)")
+    src.add_argument(
+        "--config",
+        default=None,
+        help="rebuild this training config's validation split (default: the task stored in "
+        "the model file by train; otherwise the built-in task of the model's kind: "
+        "vn-dictionary for VN, rsgn-sequence for RSGN)",
+    )
+    cmp.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        help=f"samples to compare: the first N of the validation split (default {DEFAULT_SAMPLES})"
+        " or of --data (default: all)",
+    )
+    cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")
+    cmp.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
+    cmp.add_argument("--gpu", default="h100", help="GPU preset that prices the torch run")
+    cmp.add_argument("--steps", type=int, default=2000, help="engine steps per VN sample")
+    cmp.add_argument("--no-fixed", action="store_true", help="skip the fixed-point engine run")
+    cmp.add_argument("--out", default="results/compare", help="output folder (JSON + PNG)")
+    _add_overwrite(cmp, "compare")
+    cmp.set_defaults(func=_cmd_compare)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run a grid of train/profile/compare/bench cells on Dask (resumable); "
+        "see docs/sweeps.md",
+    )
+    sw.add_argument("grid", help="GRID.toml: kind, base, seeds, [set], [axes], [[variants]]")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://HOST:PORT)")
+    where.add_argument(
+        "--workers", type=int, help="LocalCluster worker processes (default: one per core)"
+    )
+    sw.add_argument(
+        "--memory-limit",
+        default="auto",
+        help="LocalCluster memory per worker, e.g. 4GiB (auto: 90%% of RAM / workers)",
+    )
+    sw.add_argument("--out", help="sweep folder (default results/sweeps/<grid name>)")
+    sw.add_argument(
+        "--report",
+        action="store_true",
+        help="compute nothing: write the report of the cells finished so far",
+    )
+    sw.add_argument("--retries", type=int, default=2, help="reruns of a cell whose worker died")
+    sw.add_argument(
+        "--only",
+        metavar="GLOB",
+        help="run just the cells whose folder name matches, e.g. '*rsgn*' (the rest stay to do)",
+    )
+    sw.add_argument("--max-cells", type=int, default=500, help="refuse larger grids (see --force)")
+    sw.add_argument("--force", action="store_true", help="run a grid above --max-cells")
+    sw.add_argument(
+        "--connect-timeout", type=float, default=10.0, help="seconds to reach --scheduler"
+    )
+    sw.set_defaults(func=_cmd_sweep)
+
+    try:
+        from atomspark.scenarios.bench.cli_bench import add_bench_parser
+    except ModuleNotFoundError as exc:  # the Lava environment has no torch: keep export working
+        if exc.name != "torch":
+            raise
+        add_bench_parser = _bench_without_torch
+    add_bench_parser(sub)
+
+    hw = sub.add_parser("hardware", help="list the hardware presets")
+    hw.set_defaults(func=_cmd_hardware)
+    _show_defaults(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `atomspark` script: run one subcommand, turn AtomsparkError into a
+    one-line message and exit status 2 (no traceback for bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except AtomsparkError as exc:
+        print(f"atomspark {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"atomspark {args.command}: interrupted; files already written are complete "
+            "(every write is atomic), the rest were not written",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,358 @@
+"""The GPU's own algorithm, measured on the same samples the chip runs, then priced.
+
+VN: the torch path's joint FISTA over all layers (networks/torch_path/vn_joint.py; FISTA with
+function-value restart; block descent for top-k models) runs to the loosest tolerance whose
+codes are as close to the converged reference as the chip's codes are (the "same tolerance");
+its iteration counts per sample, and the tensor operations one iteration launches (counted by a
+dispatch-mode trace of the torch path), go into mapping/gpu_pricing.py. RSGN: the published forward runs its K propagation steps; FLOPs and
+bytes per step are the dense equivalent of the engine graph (mapping/costs.dense_workload).
+
+On a GPU (`meter` given, e.g. NVML), the same torch workload is also timed and its board energy
+measured at batch 1 and at the throughput-optimal batch; measured rows replace modelled ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from atomspark.mapping.costs import dense_workload
+from atomspark.mapping.gpu_pricing import DenseAlgorithm, Phase, assumptions, gpu_table
+from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
+from atomspark.networks.torch_path.vn_joint import joint_hessian, joint_settle
+from atomspark.networks.torch_path.vn_torch import proximal_descent, settle
+from atomspark.networks.vn.model import VNModel
+from atomspark.networks.vn.settle import settle as vn_settle
+from atomspark.scenarios.compare.gpu_meter import measure
+from atomspark.sim.graph import Graph
+from torch.utils._python_dispatch import TorchDispatchMode
+
+TOLERANCE_LADDER = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10)
+SETTLE_LIMITS = {"max_iter": 5000, "sweeps": 200}
+JOINT_LIMITS = {"max_iter": 20000}
+BYTES = 4  # fp32 on the GPU
+# ops that only re-describe a tensor (no kernel launch)
+_NO_KERNEL = {
+    "view", "_unsafe_view", "expand", "t", "transpose", "slice", "select", "unsqueeze",
+    "squeeze", "as_strided", "alias", "detach", "lift_fresh", "permute", "reshape",
+}  # fmt: skip
+
+
+class _OpCounter(TorchDispatchMode):
+    """Counts aten operations that launch a kernel (views excluded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ not in _NO_KERNEL:
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def count_ops(fn: Callable[[], object]) -> int:
+    """Kernel-launching tensor ops that fn() runs (eager PyTorch launches one kernel per op)."""
+    with torch.no_grad(), _OpCounter() as counter:
+        fn()
+    return counter.count
+
+
+def relative_code_error(codes: list[np.ndarray], reference: list[np.ndarray]) -> np.ndarray:
+    """Per sample: max |g - g_ref| / max |g_ref| over all layers' codes."""
+    a, b = np.concatenate(codes, axis=1), np.concatenate(reference, axis=1)
+    return np.abs(a - b).max(axis=1) / np.maximum(np.abs(b).max(axis=1), 1e-300)
+
+
+@dataclass(frozen=True)
+class MatchedSettle:
+    """The GPU's VN settle at the tolerance that matches the chip's accuracy."""
+
+    algorithm: str  # "joint" (FISTA on all layers at once) or "block" (top-k models)
+    tol: float
+    iterations: np.ndarray  # (samples,) joint, or (samples, layers) block
+    max_rel_error: float  # of these codes against the converged reference
+    target_rel_error: float  # the chip's
+
+
+def _torch_settle(model: VNModel, x: np.ndarray, tol: float):
+    """(codes, iterations) of the GPU's settle: joint FISTA, or block descent with top-k."""
+    module = vn_to_torch(model)
+    xt = torch.from_numpy(np.asarray(x, dtype=model.dtype))
+    with torch.no_grad():
+        if model.layers[-1].topk is None:
+            codes, iterations, _ = joint_settle(module, xt, tol=tol, **JOINT_LIMITS)
+        else:
+            res = settle(module, xt, tol=tol, **SETTLE_LIMITS)
+            codes, iterations = res.codes, res.iterations
+    return [c.numpy() for c in codes], iterations.numpy()
+
+
+def match_tolerance(
+    model: VNModel, x: np.ndarray, reference: list[np.ndarray], target_rel_error: float
+) -> MatchedSettle:
+    """Loosest tolerance on the ladder whose torch codes are within the chip's relative error of
+    the reference on every sample (the tightest rung if none is)."""
+    kind = "joint" if model.layers[-1].topk is None else "block"
+    for tol in TOLERANCE_LADDER:
+        codes, iterations = _torch_settle(model, x, tol)
+        err = relative_code_error(codes, reference)
+        if err.max() <= target_rel_error or tol == TOLERANCE_LADDER[-1]:
+            return MatchedSettle(kind, tol, iterations, float(err.max()), target_rel_error)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _fista_ops_per_iteration(H: torch.Tensor, topk: int | None = None) -> int:
+    """Ops of one FISTA iteration of the torch path on Hessian H: trace 3 and 2 iterations and
+    take the difference (tol < 0: nothing converges, so both run in full)."""
+    b = torch.ones(1, H.shape[0], dtype=H.dtype)
+
+    def run(n: int):
+        return lambda: proximal_descent(H, b, 0.1, torch.zeros_like(b), "fista", -1.0, n, topk)
+
+    return count_ops(run(3)) - count_ops(run(2))
+
+
+def _fista_phase(name: str, H: np.ndarray, iterations, topk: int | None = None) -> Phase:
+    """Per iteration: two products with H's nonzero blocks (the gradient at the momentum point
+    and the restart test's E(z) - E(g)) and ~20 element-wise ops on the K codes; H (fp32, its
+    nonzero entries) is read once per iteration and batch."""
+    nnz, K = float(np.count_nonzero(H)), H.shape[0]
+    return Phase(
+        name=name,
+        iterations=np.asarray(iterations, dtype=float),
+        flops=2 * 2.0 * nnz + 20.0 * K,
+        weight_bytes=BYTES * nnz,
+        sample_bytes=BYTES * 8.0 * K,
+        ops=_fista_ops_per_iteration(torch.from_numpy(H), topk),
+    )
+
+
+def vn_algorithm(model: VNModel, matched: MatchedSettle) -> DenseAlgorithm:
+    """The GPU's VN settle: joint FISTA on the block-tridiagonal Hessian (one phase), or, for a
+    top-k model, block descent (one phase per layer, its Gram matrix). Hessian / Gram matrices
+    and step sizes depend on the model only and are precomputed (not priced)."""
+    module = vn_to_torch(model)
+    with torch.no_grad():
+        if matched.algorithm == "joint":
+            H = joint_hessian(module).numpy()
+            phases = (_fista_phase("joint FISTA", H, matched.iterations),)
+        else:
+            phases = tuple(
+                _fista_phase(
+                    f"layer{l} FISTA",
+                    (S.T @ S).numpy(),
+                    matched.iterations[:, l],
+                    model.layers[l].topk if l == model.n_layers - 1 else None,
+                )
+                for l, S in enumerate(module.S)
+            )
+    name = {
+        "joint": "joint FISTA with function-value restart over all layers (torch path)",
+        "block": "block-coordinate FISTA with restart (torch path; top-k is non-convex)",
+    }[matched.algorithm]
+    return DenseAlgorithm(
+        name=name,
+        phases=phases,
+        iterations_source=(
+            f"measured by the torch path on the same samples at tol {matched.tol:g}, the "
+            f"loosest tolerance within the chip's max relative code error "
+            f"{matched.target_rel_error:.2g} (torch: {matched.max_rel_error:.2g})"
+        ),
+    )
+
+
+def rsgn_algorithm(params, config, graph: Graph, samples: int) -> DenseAlgorithm:
+    """The forward as released (dense, every node every step): K propagation steps per sample;
+    per step the dense equivalent of
+    the engine graph (N x N messages of width d, W_h, element-wise work); ops per step = the torch
+    forward's op count / K (ignition and readout included, a slight overcount). K = 0 (ignition,
+    then readout) counts as one pass."""
+    one = dense_workload(graph, 1, batch=1)
+    two = dense_workload(graph, 1, batch=2)
+    weight_bytes = 2.0 * (one.bytes_moved - two.bytes_moved)  # the part divided by the batch
+    module = rsgn_to_torch(params, config).eval()
+    tokens = torch.zeros(1, 4, config.d_in, dtype=module.positions.dtype)
+    passes = max(config.n_steps, 1)
+    ops = count_ops(lambda: module(tokens)) / passes
+    return DenseAlgorithm(
+        name=f"RSGN forward as released ({config.mode} model), K = {config.n_steps} steps (torch)",
+        phases=(
+            Phase(
+                name="propagation step",
+                iterations=np.full(samples, passes, dtype=float),
+                flops=one.flops,
+                weight_bytes=weight_bytes,
+                sample_bytes=one.bytes_moved - weight_bytes,
+                ops=ops,
+            ),
+        ),
+        iterations_source="the model's K propagation steps (no tolerance: a fixed forward)",
+    )
+
+
+def gpu_side(
+    alg: DenseAlgorithm,
+    gpu: str,
+    chip_energy_j: float,
+    chip_time_s: float,
+    meter: Callable[[int], object] | None = None,
+) -> dict:
+    """Rows (batch 1 / throughput batch x fused / per-op) with energy and time ratios against the
+    chip, and the assumptions. meter(batch) -> Measured (one batch on the device): where given,
+    measured time (and NVML energy where metered) replace the model's for that batch."""
+    rows = []
+    measured: dict[int, Measured] = {}
+    for price in gpu_table(alg, gpu):
+        row = price.to_dict()
+        row["source"] = "model (mapping/gpu_pricing.py)"
+        if meter is not None:
+            if price.batch not in measured:
+                measured[price.batch] = meter(price.batch)
+            m = measured[price.batch]  # eager torch: replaces both launch models' figures
+            row.update(time_s=m.time_s / price.batch, latency_s=m.time_s, source=m.source)
+            if m.energy_j is not None:
+                row["energy_j"] = m.energy_j / price.batch
+            else:
+                row["source"] += "; energy: model"
+        row["energy_ratio_gpu_over_chip"] = row["energy_j"] / max(chip_energy_j, 1e-300)
+        row["time_ratio_gpu_over_chip"] = row["time_s"] / max(chip_time_s, 1e-300)
+        rows.append(row)
+    return {
+        "algorithm": alg.name,
+        "iterations_per_sample": alg.iterations_per_sample(),
+        "iterations_source": alg.iterations_source,
+        "rows": rows,
+        "assumptions": assumptions(alg, gpu),
+    }
+
+
+def format_rows(name: str, side: dict) -> list[str]:
+    """Printable lines: one per GPU row, with both ratios; then the assumptions."""
+    lines = []
+    for r in side["rows"]:
+        lines.append(
+            f"[gpu] {name}: {r['hardware']} batch {r['batch']:>5d} {r['launches']:6s} "
+            f"{r['energy_j'] * 1e6:10.4g} uJ {r['time_s'] * 1e6:10.4g} us per sample "
+            f"({r['bound']}-bound) | GPU/chip energy {r['energy_ratio_gpu_over_chip']:.3g}x, "
+            f"time {r['time_ratio_gpu_over_chip']:.3g}x [{r['source'].split(' (')[0]}]"
+        )
+    lines.append(f"[gpu] {name} assumptions: {side['assumptions']}")
+    return lines
+
+
+MAX_MEASURED_BATCH = 4096  # a measured batch is capped here (device memory of RSGN's (B, N, d))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One batch measured on the device: wall time, and board energy (idle included, like the
+    power model) when NVML could meter it, else None."""
+
+    time_s: float
+    energy_j: float | None
+    source: str
+
+
+def nvml_meter(make_work: Callable[[int], Callable[[], object]], device: torch.device):
+    """meter(batch) for gpu_side: time and NVML board energy (scenarios/gpu_meter.measure) of
+    the torch workload on a CUDA `device` at min(batch, MAX_MEASURED_BATCH) samples, scaled
+    to `batch` when capped; None off CUDA (the model is all there is)."""
+    if device.type != "cuda":
+        return None
+
+    def meter(batch: int) -> Measured:
+        b = min(batch, MAX_MEASURED_BATCH)
+        m = measure(make_work(b), device)
+        scale = batch / b
+        capped = f", measured at batch {b} and scaled" if b < batch else ""
+        energy = m.board_energy_per_call_j if m.measured else None
+        return Measured(
+            time_s=m.time_per_call_s * scale,
+            energy_j=None if energy is None else energy * scale,
+            source=f"measured on {m.device_name}: time, {m.energy_detail}{capped}",
+        )
+
+    return meter
+
+
+def _tiled(x: np.ndarray, batch: int) -> np.ndarray:
+    return np.resize(x, (batch,) + x.shape[1:])
+
+
+def vn_gpu_side(
+    model: VNModel,
+    x: np.ndarray,
+    reference: list[np.ndarray],
+    chip_codes: list[np.ndarray],
+    gpu: str,
+    chip_energy_j: float,
+    chip_time_s: float,
+    device: torch.device,
+) -> dict:
+    """The GPU's VN settle to the chip's accuracy on the same samples, priced (and measured on
+    CUDA): see gpu_side."""
+    target = float(relative_code_error(chip_codes, reference).max())
+    matched = match_tolerance(model, x, reference, target)
+    alg = vn_algorithm(model, matched)
+
+    def make_work(batch: int):
+        module = vn_to_torch(model).to(device=device, dtype=torch.float32)
+        xt = torch.from_numpy(_tiled(x, batch)).to(device=device, dtype=torch.float32)
+        if matched.algorithm == "joint":
+            return lambda: joint_settle(module, xt, tol=matched.tol, **JOINT_LIMITS)
+        return lambda: settle(module, xt, tol=matched.tol, **SETTLE_LIMITS)
+
+    side = gpu_side(alg, gpu, chip_energy_j, chip_time_s, nvml_meter(make_work, device))
+    side["tolerance"] = dataclasses.asdict(matched) | {"iterations": matched.iterations.tolist()}
+    return side
+
+
+def rsgn_gpu_side(
+    params,
+    config,
+    graph: Graph,
+    x: np.ndarray,
+    gpu: str,
+    chip_energy_j: float,
+    chip_time_s: float,
+    device: torch.device,
+) -> dict:
+    """The published RSGN forward on the same samples, priced (and measured on CUDA)."""
+    alg = rsgn_algorithm(params, config, graph, len(x))
+
+    def make_work(batch: int):
+        module = rsgn_to_torch(params, config).to(device=device, dtype=torch.float32).eval()
+        xt = torch.from_numpy(_tiled(x, batch)).to(device=device, dtype=torch.float32)
+        return lambda: module(xt)
+
+    return gpu_side(alg, gpu, chip_energy_j, chip_time_s, nvml_meter(make_work, device))
+
+
+REFERENCE_SETTLE = {"tol": 1e-10, "max_iter": 5000, "sweeps": 200}
+
+
+def gpu_side_for_run(
+    kind: str,
+    model,
+    data: np.ndarray,
+    chip_outputs,
+    graph: Graph,
+    gpu: str,
+    chip_energy_j: float,
+    chip_time_s: float,
+    device: torch.device | None = None,
+) -> dict:
+    """gpu_side for an engine run of a loaded model (profile, demo): VN's accuracy target is the
+    chip codes' error against the converged NumPy reference on the same samples."""
+    device = device or torch.device("cpu")
+    if kind == "vn":
+        reference = vn_settle(model, data, **REFERENCE_SETTLE).codes
+        return vn_gpu_side(
+            model, data, reference, chip_outputs, gpu, chip_energy_j, chip_time_s, device
+        )
+    params, config = model
+    return rsgn_gpu_side(params, config, graph, data, gpu, chip_energy_j, chip_time_s, device)

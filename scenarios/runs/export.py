@@ -1,0 +1,171 @@
+"""`atomspark export`: a saved model, compiled for one input, written as a Lava bundle (optionally
+quantised to Loihi fixed point and verified on Lava's simulator), a NIR file, or a networkx
+GraphML file."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+from atomspark.networks.rsgn_compile import compile_rsgn_tokens
+from atomspark.networks.vn_compile import compile_vn_model
+from atomspark.scenarios.runs.engine import LoadedModel, load_model
+from atomspark.scenarios.runs.profile import read_inputs
+from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
+from atomspark.sim.graph import Graph
+from atomspark.sim.run_folder import prepare_run_folder
+
+TARGETS = ("lava", "nir", "networkx")
+
+
+def graph_for_first_input(loaded: LoadedModel, samples: np.ndarray) -> Graph:
+    """The engine graph of the model on the first input sample (VN drive / RSGN ignition)."""
+    first = samples[0]
+    if loaded.kind == "vn":
+        return compile_vn_model(loaded.model, first)
+    params, config = loaded.model
+    return compile_rsgn_tokens(params, config, first)
+
+
+def export_model(
+    model_path: str | Path,
+    to: str,
+    out: str | Path,
+    inputs: str = "builtin:1",
+    fixed: bool = False,
+    verify: bool = False,
+    steps: int = 100,
+    frac_bits: int = 12,
+    log: Callable[[str], None] = print,
+    overwrite: bool = False,
+    report: bool = False,
+    hardware: str = "loihi2",
+) -> dict:
+    """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
+    `fixed`: quantise to Loihi fixed point and log the quantisation's error (VN: over `steps`
+    steps of the exported graph; RSGN: over all of `inputs`, each the model's K + 1 steps);
+    `report`: also write deployment.json (per-core use against `hardware`'s limits)."""
+    if to not in TARGETS:
+        raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
+    if verify and to != "lava":
+        raise AtomsparkError("--verify: only the Lava export is verified (on Lava's simulator)")
+    steps = require_int("--steps", steps, minimum=1)
+    from atomspark.mapping.quantize import require_frac_bits
+
+    frac_bits = require_frac_bits("--frac-bits", frac_bits)
+    loaded = load_model(model_path)
+    samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
+    graph = graph_for_first_input(loaded, samples)
+    out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
+    result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
+    if fixed:
+        graph, result["quantization"] = _quantize(loaded, graph, samples, steps, frac_bits, log)
+    if report:
+        result["deployment"] = _deployment(loaded, graph, hardware, out, log)
+    if to == "lava":
+        from atomspark.mapping.lava.export import export_lava
+
+        bundle = export_lava(graph, out)
+        result["bundle"] = str(bundle)
+        log(f"[export] Lava bundle ({'fixed point' if fixed else 'float'}) written to {bundle}")
+        if verify:
+            result["verify"] = _verify(bundle, steps, log)
+    elif to == "nir":
+        from atomspark.mapping.nir_export import export_nir
+
+        report = export_nir(graph, out / "network.nir")
+        result.update(path=report.path, unsupported=report.unsupported)
+        log(f"[export] NIR graph with {len(report.nodes)} nodes written to {report.path}")
+        for item in report.unsupported:
+            log(f"[export] not expressible in NIR: {item}")
+    else:
+        from atomspark.mapping.graph_export import to_networkx
+
+        g = to_networkx(graph)
+        path = out / "network.graphml"
+        labelled = nx.relabel_nodes(g, {n: f"{n[0]}:{n[1]}" for n in g.nodes})
+        atomic_write_text(path, "\n".join(nx.generate_graphml(labelled)))
+        result["path"] = str(path)
+        log(
+            f"[export] networkx graph ({g.number_of_nodes()} units, {g.number_of_edges()} "
+            f"edges) written to {path}"
+        )
+    atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
+    return result
+
+
+def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log) -> dict:
+    """deployment.json and its table: does this graph fit the chip, core by core."""
+    from atomspark.mapping.deployment import deployment_report
+
+    positions = loaded.model[0].positions if loaded.kind == "rsgn" else None
+    rep = deployment_report(graph, hardware, positions=positions)
+    atomic_write_text(out / "deployment.json", json.dumps(rep.to_dict(), indent=2))
+    for line in rep.lines():
+        log(line)
+    log(f"[deploy] wrote {out}/deployment.json")
+    return {"fits": rep.fits, "cores": len(rep.cores), "problems": rep.problems}
+
+
+def _quantize(
+    loaded: LoadedModel, graph: Graph, samples: np.ndarray, steps: int, frac_bits: int, log
+) -> tuple:
+    """The integer graph and its quantisation report (logged in one line)."""
+    if loaded.kind == "rsgn":
+        return _quantize_rsgn(loaded, graph, samples, log)
+    from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
+
+    fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
+    report = vn_quantization_report(graph, fixed_graph, steps)
+    log(
+        f"[export] quantised to Loihi fixed point ({frac_bits} fraction bits): code error max "
+        f"{report.code_max_abs_error:.3g}, mean {report.code_mean_abs_error:.3g}, active-set "
+        f"agreement {report.active_set_agreement:.3f}, wraps {report.wraps}, clips {report.clips}"
+    )
+    return fixed_graph, asdict(report)
+
+
+def _quantize_rsgn(loaded: LoadedModel, graph: Graph, samples: np.ndarray, log) -> tuple:
+    from atomspark.mapping.quantize import quantize_rsgn_graph, rsgn_quantization_report
+
+    params, config = loaded.model
+    fixed_graph = quantize_rsgn_graph(graph)
+    r = rsgn_quantization_report(params, config, samples)
+    log(
+        f"[export] quantised to Loihi fixed point (alpha Q.12, h Q.10, 8-bit weights), float vs "
+        f"integer engine on {r.samples} sample(s) x {r.steps} steps: same class "
+        f"{r.decision_agreement:.3f}, score error max {r.score_max_abs_error:.3g} (max |score| "
+        f"{r.score_max_abs:.3g}), alpha error max {r.alpha_max_abs_error:.3g}, h error max "
+        f"{r.h_max_abs_error:.3g} (max |h| {r.h_max_abs:.3g}), active-set agreement "
+        f"{r.active_set_agreement:.3f}, wraps {r.wraps}, clips {r.clips}"
+    )
+    return fixed_graph, asdict(r)
+
+
+def _verify(bundle: Path, steps: int, log) -> dict:
+    if importlib.util.find_spec("lava") is None:
+        raise AtomsparkError(
+            "--verify needs lava-nc, which is installed in the Python 3.10 environment: "
+            "run .venv-lava/bin/atomspark export ... --verify"
+        )
+    from atomspark.mapping.lava.export import verify_lava
+
+    report = verify_lava(bundle, steps)
+    worst = max(report.lava_vs_engine.values(), default=0.0)
+    log(
+        f"[export] verified on Lava ({report.arithmetic}, {steps} steps): max |Lava - engine| "
+        f"{worst:.3g} (tolerance {report.tolerance:g}) -> {'PASS' if report.passed else 'FAIL'}"
+    )
+    if not report.passed:
+        raise AtomsparkError(f"Lava verification failed: {report.lava_vs_engine}")
+    return {
+        "passed": report.passed,
+        "lava_vs_engine": report.lava_vs_engine,
+        "lava_vs_reference": report.lava_vs_reference,
+        "tolerance": report.tolerance,
+    }

@@ -1,0 +1,176 @@
+"""`atomspark profile`: a saved model on given inputs -> engine counters, placement, energy and
+latency on a neuromorphic chip, the dense GPU/CPU equivalent, JSON and plots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from atomspark.mapping.costs import compare_costs
+from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
+from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
+from atomspark.networks.model_io import load_npy
+from atomspark.scenarios.runs.engine import LoadedModel, load_model, run_loaded, runner_for
+from atomspark.scenarios.runs.model_task import task_samples
+from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
+from atomspark.sim.engine import Engine
+from atomspark.sim.memory import require_memory
+from atomspark.sim.run_folder import prepare_run_folder
+
+BUILTIN_PREFIX = "builtin:"
+
+
+def read_inputs(
+    spec: str,
+    loaded: LoadedModel,
+    seed: int = 0,
+    model_path: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> np.ndarray:
+    """Inputs from a .npy file, or `builtin:N` for N samples of the model's own task (stored in
+    the model file by `train`: its validation split); for a model file without a task, N samples
+    of the built-in data set that fits the model (VN: sparse-dictionary signals; RSGN:
+    hierarchical sequences) at the generator's defaults, which the log says. The layout is
+    checked against the model: VN (samples, d), RSGN (samples, length, d_in)."""
+    if loaded.kind == "vn":
+        layout, want = "(samples, d)", (None, loaded.model.input_dim)
+    else:
+        layout, want = "(samples, length, d_in)", (None, None, loaded.model[1].d_in)
+    if spec.startswith(BUILTIN_PREFIX):
+        try:
+            n = int(spec[len(BUILTIN_PREFIX) :])
+        except ValueError:
+            raise AtomsparkError(
+                f"--input {spec!r}: expected builtin:N with an integer N"
+            ) from None
+        if n < 1:
+            raise AtomsparkError(f"--input {spec!r}: N must be >= 1")
+        own = None if model_path is None else task_samples(model_path, n)
+        if own is not None:
+            log(f"[inputs] {n} samples of {own[2]}")
+            return own[0]
+        log(f"[inputs] the model file stores no task; {n} samples at generator defaults")
+        if loaded.kind == "vn":
+            require_memory(f"--input {spec}", 8.0 * n * want[1] * 3, "use a smaller N")
+            return sparse_dictionary_data(n=n, dim=loaded.model.input_dim, seed=seed).signals
+        _, cfg = loaded.model
+        length = 64  # hierarchical_sequences' default sequence length
+        require_memory(f"--input {spec}", 8.0 * n * length * cfg.d_in * 3, "use a smaller N")
+        return hierarchical_sequences(n=n, dim=cfg.d_in, n_classes=cfg.n_classes, seed=seed).tokens
+    if not Path(spec).is_file():
+        raise AtomsparkError(f"--input {spec}: no such file (give a .npy array, or builtin:N)")
+    data = as_finite_array(f"--input {spec}", load_npy(spec, "--input"))
+    if data.ndim != len(want) or data.shape[-1] != want[-1] or data.shape[0] < 1:
+        raise AtomsparkError(
+            f"--input {spec}: shape {data.shape}, but this {loaded.kind.upper()} model takes "
+            f"{layout} with d{'_in' if loaded.kind == 'rsgn' else ''} = {want[-1]} and at "
+            "least one sample"
+        )
+    return data
+
+
+def profile_model(
+    model_path: str | Path,
+    inputs: str,
+    out: str | Path,
+    hardware: str = "loihi2",
+    gpu: str = "h100",
+    steps: int | None = None,
+    strategy: str = "auto",
+    log: Callable[[str], None] = print,
+    overwrite: bool = False,
+) -> dict:
+    """Profile `model_path` on `inputs` and write profile.json, costs.json and PNGs to `out`
+    (a new or empty folder, or a previous profile's with overwrite=True)."""
+    loaded = load_model(model_path)
+    load_hardware(hardware), load_hardware(gpu)
+    if steps is not None:
+        if loaded.kind == "rsgn":
+            raise AtomsparkError(
+                "--steps: an RSGN runs its own n_steps K (+1 for ignition) engine steps; "
+                "omit --steps"
+            )
+        steps = require_int("--steps", steps, minimum=1)
+    data = read_inputs(inputs, loaded, model_path=model_path, log=log)
+    out = prepare_run_folder(out, "profile", "overwrite" if overwrite else "new")
+    log(f"[profile] {loaded.kind} model {model_path}: {len(data)} sample(s) on the event engine")
+    run = run_loaded(loaded, data, steps)
+    costs = compare_costs(
+        run.graph,
+        run.profile,
+        hardware,
+        gpu,
+        n_samples=run.n_samples,
+        strategy=strategy,
+        positions=run.positions,
+    )
+    fair = _gpu_side(loaded, data, run, gpu, costs.neuromorphic, log)
+    summary = run.profile.summary()
+    result = {
+        "model": str(model_path),
+        "kind": loaded.kind,
+        "samples": run.n_samples,
+        "steps_per_sample": run.profile.steps // run.n_samples,
+        "events_per_sample": summary["total_events"] / run.n_samples,
+        "synops_per_sample": summary["total_synops"] / run.n_samples,
+        "mean_active_fraction": summary["mean_active_fraction"],
+        "costs": costs.to_dict(),
+        "gpu_fair": fair,
+    }
+    run.profile.to_json(out / "profile.json")
+    atomic_write_text(out / "costs.json", json.dumps(result, indent=2))
+    first = _first_sample_engine(loaded, data[:1], steps)
+    plot_activity(
+        first.run(result["steps_per_sample"], record_events=True),
+        out / "activity.png",
+        f"{loaded.kind} on the event engine (first sample)",
+    )
+    sizes = {p.name: p.size for p in first.graph.populations}
+    plot_raster(first.event_log, sizes, out / "raster.png", "events of the first sample")
+    plot_costs({loaded.kind: costs}, out / "costs.png")
+    if fair is not None:
+        from atomspark.scenarios.compare.gpu_side_plots import plot_gpu_side
+
+        name, png = loaded.kind.upper(), out / "chip_vs_gpu.png"
+        chip_e = costs.neuromorphic.energy_per_sample_j
+        plot_gpu_side({name: fair}, {name: chip_e}, costs.neuromorphic.hardware, png)
+    chip, dense = costs.neuromorphic, costs.dense
+    log(
+        f"[profile] events/sample {result['events_per_sample']:.0f}, synaptic ops/sample "
+        f"{result['synops_per_sample']:.0f}, active fraction "
+        + ", ".join(f"{k} {v:.3f}" for k, v in summary["mean_active_fraction"].items())
+    )
+    log(
+        f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
+        f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
+        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} dense equivalent of the chip's own steps "
+        f"(model, batch 1, one launch per projection and step: not a GPU user's algorithm): "
+        f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us"
+    )
+    log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
+    return result
+
+
+def _gpu_side(loaded: LoadedModel, data, run, gpu: str, chip, log) -> dict | None:
+    """The GPU running its own algorithm on the same samples (scenarios/compare/gpu_side.py), or None
+    without torch (the dense equivalent of the chip's steps is then the only GPU figure)."""
+    try:
+        from atomspark.scenarios.compare.gpu_side import format_rows, gpu_side_for_run
+    except ImportError:
+        log("[profile] torch is not installed: no GPU-side algorithm run (dense equivalent only)")
+        return None
+    fair = gpu_side_for_run(
+        loaded.kind, loaded.model, data, run.outputs, run.graph, gpu,
+        chip.energy_per_sample_j, chip.time_per_sample_s,
+    )  # fmt: skip
+    for line in format_rows(loaded.kind.upper(), fair):
+        log(line.replace("[gpu]", "[profile]"))
+    return fair
+
+
+def _first_sample_engine(loaded: LoadedModel, first: np.ndarray, steps: int | None) -> Engine:
+    """The model's engine reset to the first sample, so its run can record an event raster."""
+    return runner_for(loaded).engine_for(first[0])

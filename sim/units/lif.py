@@ -1,0 +1,170 @@
+"""Current-based LIF unit parameters: float (Lava's float model plus refractoriness and a second
+current channel) and Loihi fixed point (Lava's bit-accurate model). Kernels live in sim/kernels/lif.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.sim import fixed_point as fx
+from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
+from atomspark.sim.kernels import lif as kl
+from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.units.per_unit import per_unit
+from numba import njit
+
+FLOAT_DTYPES = {"float64": np.float64, "float32": np.float32}
+
+
+@dataclass(frozen=True)
+class LIFParams:
+    """Float LIF: u <- u(1-du) + in0, u2 <- u2(1-du2) + in1, v <- v(1-dv) + u + u2 + bias,
+    spike if v > vth, then v = v_reset and v is held for `refractory` steps (Lava: 0).
+
+    Channel 1 (u2, decay du2) exists only when du2 is given (e.g. inhibitory synapses, CUBA)."""
+
+    du: float
+    dv: float
+    vth: float
+    bias: object = 0.0
+    v_reset: float = 0.0
+    refractory: int = 0
+    du2: float | None = None
+    dtype: str = "float64"
+    v_init: object = 0.0
+    u_init: object = 0.0
+
+    is_fixed_point = False
+    payload_bits = 0  # binary spikes
+
+    @property
+    def n_channels(self) -> int:
+        return 1 if self.du2 is None else 2
+
+    def check_size(self, name: str, size: int) -> None:
+        if self.dtype not in FLOAT_DTYPES:
+            raise AtomsparkError(f"{name}.dtype: must be one of {list(FLOAT_DTYPES)}")
+        for key in ("du", "dv") + (("du2",) if self.du2 is not None else ()):
+            val = float(as_finite_array(f"{name}.{key}", getattr(self, key), ndim=0))
+            if not 0.0 <= val <= 1.0:
+                raise AtomsparkError(f"{name}.{key}: decay must be in [0, 1], got {val}")
+        as_finite_array(f"{name}.vth", self.vth, ndim=0)
+        as_finite_array(f"{name}.v_reset", self.v_reset, ndim=0)
+        require_int(f"{name}.refractory", self.refractory, minimum=0)
+        for key in ("bias", "v_init", "u_init"):
+            per_unit(
+                f"{name}.{key}",
+                as_finite_array(f"{name}.{key}", getattr(self, key)),
+                size,
+                np.float64,
+            )
+
+    def init_state(self, size: int) -> dict[str, np.ndarray]:
+        dt = FLOAT_DTYPES[self.dtype]
+        return {
+            "u": per_unit("u_init", self.u_init, size, dt),
+            "u2": np.zeros(size, dt),
+            "v": per_unit("v_init", self.v_init, size, dt),
+            "refr": np.zeros(size, np.int64),
+            "bias": per_unit("bias", self.bias, size, dt),
+        }
+
+
+@dataclass(frozen=True)
+class LIFFixedParams:
+    """Loihi LIF, bit-exact with Lava's PyLifModelBitAcc (see fixed_point.py). Widths are checked:
+    du, dv 12-bit unsigned, vth 17-bit unsigned, bias_mant 13-bit signed, bias_exp 0..7."""
+
+    du: int
+    dv: int
+    vth: int
+    bias_mant: object = 0
+    bias_exp: object = 0
+    v_init: object = 0
+    u_init: object = 0
+
+    is_fixed_point = True
+    payload_bits = 0
+    n_channels = 1
+    dtype = "fixed"
+
+    def check_size(self, name: str, size: int) -> None:
+        for key in ("du", "dv", "vth"):
+            if np.ndim(getattr(self, key)) != 0:
+                raise AtomsparkError(f"{name}.{key}: must be a scalar")
+            fx.check_bit_range(name, key, getattr(self, key))
+        for key in ("bias_mant", "bias_exp"):
+            per_unit(
+                f"{name}.{key}", fx.check_bit_range(name, key, getattr(self, key)), size, np.int64
+            )
+        for key, limit in (("u_init", fx.STATE_MAX), ("v_init", fx.V_LIMIT)):
+            arr = per_unit(f"{name}.{key}", getattr(self, key), size, np.int64)
+            if np.abs(arr).max() > limit:
+                raise AtomsparkError(f"{name}.{key}: must fit 24 bits (|x| <= {limit})")
+
+    def init_state(self, size: int) -> dict[str, np.ndarray]:
+        mant = per_unit("bias_mant", self.bias_mant, size, np.int64)
+        exp = per_unit("bias_exp", self.bias_exp, size, np.int64)
+        return {
+            "u": per_unit("u_init", self.u_init, size, np.int64),
+            "v": per_unit("v_init", self.v_init, size, np.int64),
+            "bias": mant << exp,
+        }
+
+
+# --- the unit-model declaration (sim/unit_model.py): kernel adapter, arguments, registration ---
+# buf = (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx, emit_val): every kernel takes
+# the first seven, then its own arguments, then the two emit buffers.
+
+
+@njit(cache=True)
+def _lif_update(slot, buf, args):
+    n, n_emit = kl.lif_float_step(slot, *buf[:7], *args, *buf[7:])
+    return n, n_emit, buf[5][0], 0, 0
+
+
+@njit(cache=True)
+def _lif_fixed_update(slot, buf, args):
+    n, n_emit, wraps, clips = kl.lif_fixed_step(slot, *buf[:7], *args, *buf[7:])
+    return n, n_emit, buf[5][0], wraps, clips
+
+
+def _lif_args(par: LIFParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
+    dt = FLOAT_DTYPES[par.dtype]
+    consts = np.array([1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt)
+    return (st["u"], st["u2"], st["v"], st["refr"], st["bias"], consts, int(par.refractory),
+            dense_min)  # fmt: skip
+
+
+def _lif_fixed_args(par: LIFFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
+    return (st["u"], st["v"], st["bias"], int(par.du), int(par.dv),
+            int(par.vth) << fx.VTH_SHIFT, dense_min)  # fmt: skip
+
+
+def _lif_nonzero(par, st: dict) -> np.ndarray:
+    """LIF units with a current, voltage or bias start pending."""
+    return (st["u"] != 0) | (st["v"] != 0) | (st["bias"] != 0)
+
+
+LIF = register(
+    UnitModel(
+        name="lif",
+        params_type=LIFParams,
+        update=_lif_update,
+        kernel_args=_lif_args,
+        initially_pending=_lif_nonzero,
+        sample_state=("u", "v", "bias"),
+        graded=False,
+    )
+)
+LIF_FIXED = register(
+    UnitModel(
+        name="lif_fixed",
+        params_type=LIFFixedParams,
+        update=_lif_fixed_update,
+        kernel_args=_lif_fixed_args,
+        initially_pending=_lif_nonzero,
+        sample_state=("u", "v", "bias"),
+        graded=False,
+    )
+)

@@ -1,0 +1,440 @@
+"""RSGN node in Loihi fixed point: integer state and arithmetic a Loihi 2 programmable neuron can run.
+
+One module, declared through the unit-model interface (sim/unit_model.py): parameters, the
+integer node update (@njit, shared bit for bit by the engine's kernel and by the Lava
+ProcessModel in mapping/lava/procs/rsgn_fixed_nodes.py), and the registration.
+
+Number formats (all int64 holding Loihi words; |state| saturates at 2**23 - 1, a 24-bit word):
+  alpha, a, thresholds, cutoff, signal gain, LayerNorm gain     Q.12  (4096 = 1.0)
+  h, h_new, payloads x = alpha h, b_h, LayerNorm bias           Q.10  (1024 = 1.0)
+  received message m_raw = sum_i W_mant[i, j] x_i (graded Sparse, weight_exp 0): int32 port,
+  wraps; the node shifts it right by m_shift to Q.10 (W = W_mant 2**-m_shift).
+
+Per node j and step (the float unit's equations, sim/units/rsgn.py, in integers):
+  m      = wrap32(m_raw) >> m_shift                                   (per component)
+  h_new  = sat24(((m @ Wh_mant) >> wh_shift) + b_h)                    8-bit W_h mantissas
+  norm   = isqrt(sum h_new^2)                                          bit-serial square root
+  s      = alpha + ((gain norm) >> 10) - theta;  u = (s invT_mant) >> invT_shift   (s / T)
+  a      = SIGMOID_LUT[clamp((u >> 6) + 512, 0, 1023)]                 soft threshold: a LUT
+  event rule (sparse): a = 0 unless (alpha > cutoff or an event arrived) and a > cutoff
+  LayerNorm: z = h_new + h;  mu = (sum z * rd) >> 24 with rd = round(2**24 / d) (a constant:
+      no division);  var = ((sum (z - mu)^2 >> 12) * rd >> 12) + eps;  std = isqrt(var);
+      inv = 2**30 // std (ONE shift-subtract reciprocal per node, an exact bit-serial loop);
+      y = ((((z - mu) inv) >> 20) ln_gain >> 12) + ln_bias;  h = sat24((y a) >> 12)
+  divisive normalisation (pool P_j, node-local reduction):
+      alpha = min((a |P_j| 4096) // (sum_{i in P_j} a_i + 1), 4096)    one reciprocal per node
+  event rule: alpha <= cutoff -> alpha = 0, h = 0;  send x = (h alpha) >> 12 when alpha > cutoff
+
+Choices (documented trade-offs): the sigmoid is a 1024-entry table over s/T in [-8, 8) in steps
+of 1/64 (error <= 0.002 + 1/8192; outside the range it saturates at 0 or 1); the two divisions
+(LayerNorm's 1/std and the pool's 1/sum) are exact integer divisions that a programmable neuron
+computes by a shift-subtract loop, one per node and step, and everything per component is
+multiply, add and shift; square roots are the bit-serial integer square root; the released
+inhibition epsilon 1e-6 becomes one LSB (2**-12). Wraps (the 32-bit message port) and clips
+(24-bit saturation of h_new and h) are counted like the other fixed-point units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from atomspark.sim.core import AtomsparkError, require_int
+from atomspark.sim.kernels.common import _collect
+from atomspark.sim.kernels.common import wrap_signed as _wrap
+from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.units.rsgn import _pool_fan_out
+from numba import njit
+
+ALPHA_FRAC = 12  # activations in Q.12
+H_FRAC = 10  # states and payloads in Q.10
+STATE_LIMIT = 2**23 - 1  # 24-bit signed word, saturating
+LUT_SIZE, LUT_SHIFT = 1024, 6  # sigmoid table: u (Q.12) >> 6 = steps of 1/64 over [-8, 8)
+RD_SHIFT = 24  # 1/d as round(2**24 / d)
+INV_STD_BITS = 30  # LayerNorm: 2**30 // std(Q.10) = 1/std in Q.20
+PAYLOAD_BITS = 24
+
+
+def sigmoid_lut() -> np.ndarray:
+    """SIGMOID_LUT[i] = round(4096 sigmoid((i - 512 + 0.5) / 64)), i in [0, 1024)."""
+    centre = (np.arange(LUT_SIZE) - LUT_SIZE // 2 + 0.5) / 2**LUT_SHIFT
+    return np.round(2**ALPHA_FRAC / (1.0 + np.exp(-centre))).astype(np.int64)
+
+
+SIGMOID_LUT = sigmoid_lut()
+
+
+@njit(cache=True)
+def isqrt(n):
+    """floor(sqrt(n)) for 0 <= n < 2**62 by the bit-serial method (shifts, adds, compares)."""
+    root = np.int64(0)
+    bit = np.int64(1) << np.int64(60)
+    while bit > n:
+        bit >>= 2
+    while bit != 0:
+        if n >= root + bit:
+            n -= root + bit
+            root = (root >> 1) + bit
+        else:
+            root >>= 1
+        bit >>= 2
+    return root
+
+
+@njit(cache=True)
+def _sat(v):
+    """Saturate to the 24-bit word; returns (value, 1 if clipped)."""
+    if v > STATE_LIMIT:
+        return np.int64(STATE_LIMIT), 1
+    if v < -STATE_LIMIT:
+        return np.int64(-STATE_LIMIT), 1
+    return v, 0
+
+
+@njit(cache=True)
+def node_update(m_row, received, alpha_j, h_row, theta, wh, wh_shift, bh, lng, lnb, consts, lut,
+                event_rule, hn):  # fmt: skip
+    """One node's integer update (module docstring) up to the pool: writes h_row in place and
+    returns (a, wraps, clips). m_row: the raw summed message; hn: scratch (d,)."""
+    m_shift, gain, inv_t_mant, inv_t_shift, cutoff, ln_eps, rd = (
+        consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6])  # fmt: skip
+    d = h_row.size
+    wraps = 0
+    clips = 0
+    for c in range(d):
+        hn[c] = 0
+    for r in range(d):
+        raw = m_row[r]
+        w = _wrap(raw, 32)
+        if w != raw:
+            wraps += 1
+        m = w >> m_shift
+        if m != 0:
+            for c in range(d):
+                hn[c] += m * wh[r, c]
+    sq = np.int64(0)
+    for c in range(d):
+        v, cl = _sat((hn[c] >> wh_shift) + bh[c])
+        clips += cl
+        hn[c] = v
+        sq += v * v
+    norm = isqrt(sq)
+    s = alpha_j + ((gain * norm) >> H_FRAC) - theta
+    u = (s * inv_t_mant) >> inv_t_shift
+    idx = (u >> LUT_SHIFT) + LUT_SIZE // 2
+    idx = min(max(idx, 0), LUT_SIZE - 1)
+    a = lut[idx]
+    if event_rule and not ((alpha_j > cutoff or received) and a > cutoff):
+        a = 0
+    if a == 0:
+        for c in range(d):
+            h_row[c] = 0
+        return 0, wraps, clips
+    tot = np.int64(0)
+    for c in range(d):
+        hn[c] += h_row[c]
+        tot += hn[c]
+    mu = (tot * rd) >> RD_SHIFT
+    var = np.int64(0)
+    for c in range(d):
+        dz = hn[c] - mu
+        var += dz * dz
+    var = (((var >> 12) * rd) >> (RD_SHIFT - 12)) + ln_eps
+    std = isqrt(var)
+    inv = (np.int64(1) << INV_STD_BITS) // std
+    for c in range(d):
+        y = ((hn[c] - mu) * inv) >> 20
+        y = ((y * lng[c]) >> ALPHA_FRAC) + lnb[c]
+        v, cl = _sat((y * a) >> ALPHA_FRAC)
+        clips += cl
+        h_row[c] = v
+    return a, wraps, clips
+
+
+@njit(cache=True)
+def pool_normalise(a, pool_sum, pool_size):
+    """Divisive normalisation of one node: min(a |P| 4096 // (pool sum + 1), 4096)."""
+    if a <= 0:
+        return 0
+    return min((a * pool_size * (1 << ALPHA_FRAC)) // (pool_sum + 1), 1 << ALPHA_FRAC)
+
+
+@njit(cache=True)
+def population_step(m, received, alpha, h, a_pre, pool_sum, thresholds, wh, wh_shift, bh, lng,
+                    lnb, consts, lut, event_rule, pool_indptr, pool_indices, pool_size):  # fmt: skip
+    """Every node's update in index order, for callers without ring buffers (Lava's
+    ProcessModel): (wraps, clips, pool messages). In sparse mode an unvisited node has alpha 0,
+    h 0 and no input, so updating it leaves it at 0: this equals the engine's kernel."""
+    n, d = h.shape
+    hn = np.empty(d, np.int64)
+    wraps = 0
+    clips = 0
+    for j in range(n):
+        a, w, c = node_update(m[j], received[j], alpha[j], h[j], thresholds[j], wh, wh_shift, bh,
+                              lng, lnb, consts, lut, event_rule, hn)  # fmt: skip
+        a_pre[j] = a
+        wraps += w
+        clips += c
+    sent = 0
+    for j in range(n):
+        if a_pre[j] > 0:
+            for k in range(pool_indptr[j], pool_indptr[j + 1]):
+                pool_sum[pool_indices[k]] += a_pre[j]
+            sent += pool_indptr[j + 1] - pool_indptr[j]
+    cutoff = consts[4]
+    for j in range(n):
+        v = pool_normalise(a_pre[j], pool_sum[j], pool_size[j])
+        if event_rule and v <= cutoff:
+            v = 0
+            for c in range(d):
+                h[j, c] = 0
+        alpha[j] = v
+    pool_sum[:] = 0
+    return wraps, clips, sent
+
+
+@njit(cache=True)
+def emitted(alpha, h, cutoff, out):
+    """Payloads x_j = (h_j alpha_j) >> 12 of sending nodes (alpha > cutoff), zero rows else."""
+    for j in range(alpha.size):
+        for c in range(h.shape[1]):
+            out[j, c] = (h[j, c] * alpha[j]) >> ALPHA_FRAC if alpha[j] > cutoff else 0
+
+
+def step_nodes(
+    alpha: np.ndarray,
+    h: np.ndarray,
+    m: np.ndarray,
+    received: np.ndarray,
+    k: dict,
+    event_rule: bool,
+) -> tuple[int, int, int]:
+    """One update of every node, in place on alpha (N,) and h (N, d), with the arrays of
+    RSGNFixedParams.kernel_arrays `k`: population_step for callers that step a whole population
+    from its summed raw messages m (N, d) and received flags (N,) (Lava's ProcessModel, the
+    bundle's NumPy reference). Returns (wraps, clips, pool messages)."""
+    zeros = np.zeros_like(alpha)
+    return population_step(
+        m, received, alpha, h, zeros, zeros.copy(), k["thresholds"], k["wh"], k["wh_shift"],
+        k["bh"], k["lng"], k["lnb"], k["consts"], k["lut"], bool(event_rule), k["pool_indptr"],
+        k["pool_indices"], k["pool_size"],
+    )  # fmt: skip
+
+
+def emitted_payloads(alpha: np.ndarray, h: np.ndarray, cutoff: int) -> np.ndarray:
+    """The (N, d) payloads `emitted` sends for alpha (N,) and h (N, d)."""
+    out = np.zeros(np.shape(h), np.int64)
+    emitted(np.asarray(alpha, np.int64), np.asarray(h, np.int64), int(cutoff), out)
+    return out
+
+
+@njit(cache=True)
+def rsgn_fixed_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, h, a_pre, pool_sum,
+                    ignited, thresholds, wh, wh_shift, bh, lng, lnb, consts, lut, event_rule,
+                    pool_indptr, pool_indices, pool_size, emit_idx, emit_val):  # fmt: skip
+    """The engine's kernel: the nodes of this slot (sparse: touched or pending; published: all),
+    same three passes as kernels_rsgn.rsgn_step. Returns (updates, events, active, wraps,
+    clips); the first call only emits the ignition."""
+    cutoff = consts[4]
+    n_nodes, d = h.shape
+    if ignited[0] == 0:
+        ignited[0] = 1
+        n_emit = 0
+        for jj in range(pcount[0]):
+            j = pend[jj]
+            if alpha[j] > cutoff:
+                emit_idx[n_emit] = j
+                for c in range(d):
+                    emit_val[n_emit, c] = (h[j, c] * alpha[j]) >> ALPHA_FRAC
+                n_emit += 1
+        return 0, n_emit, n_emit, 0, 0
+    if event_rule:
+        n = _collect(slot, tflag, tidx, tcount, pend, pcount, work)
+    else:
+        for i in range(n_nodes):
+            work[i] = i
+        n = n_nodes
+    hn = np.empty(d, np.int64)
+    wraps = 0
+    clips = 0
+    for jj in range(n):
+        j = work[jj]
+        received = tflag[slot, j] != 0
+        tflag[slot, j] = 0
+        a, w, c = node_update(ring[0, slot, j], received, alpha[j], h[j], thresholds[j], wh,
+                              wh_shift, bh, lng, lnb, consts, lut, event_rule, hn)  # fmt: skip
+        for r in range(d):
+            ring[0, slot, j, r] = 0
+        a_pre[j] = a
+        wraps += w
+        clips += c
+    tcount[slot] = 0
+    for jj in range(n):
+        j = work[jj]
+        if a_pre[j] > 0:
+            for k in range(pool_indptr[j], pool_indptr[j + 1]):
+                pool_sum[pool_indices[k]] += a_pre[j]
+    n_emit = 0
+    n_pend = 0
+    for jj in range(n):
+        j = work[jj]
+        v = pool_normalise(a_pre[j], pool_sum[j], pool_size[j])
+        if event_rule and v <= cutoff:
+            v = 0
+            for c in range(d):
+                h[j, c] = 0
+        alpha[j] = v
+        if v > cutoff:
+            emit_idx[n_emit] = j
+            for c in range(d):
+                emit_val[n_emit, c] = (h[j, c] * v) >> ALPHA_FRAC
+            n_emit += 1
+        if v != 0:
+            pend[n_pend] = j
+            n_pend += 1
+    for jj in range(n):
+        j = work[jj]
+        if a_pre[j] > 0:
+            for k in range(pool_indptr[j], pool_indptr[j + 1]):
+                pool_sum[pool_indices[k]] = 0
+    pcount[0] = n_pend
+    return n, n_emit, n_emit, wraps, clips
+
+
+def _int_array(label: str, value, shape) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu":
+        raise AtomsparkError(f"{label}: must be integers, got dtype {arr.dtype}")
+    arr = np.broadcast_to(arr.astype(np.int64), shape) if arr.ndim == 0 else arr.astype(np.int64)
+    if arr.shape != tuple(shape):
+        raise AtomsparkError(f"{label}: expected shape {tuple(shape)}, got {arr.shape}")
+    if arr.size and int(np.abs(arr).max()) > STATE_LIMIT:
+        raise AtomsparkError(f"{label}: values exceed the 24-bit word (|x| <= {STATE_LIMIT})")
+    return np.ascontiguousarray(arr)
+
+
+@dataclass(frozen=True, eq=False)
+class RSGNFixedParams:
+    """Integer RSGN nodes (formats in the module docstring): thresholds (N,) Q.12; w_h_mant (d, d)
+    8-bit mantissas with w_h_shift; b_h, ln_bias (d,) Q.10; ln_gain (d,) Q.12; m_shift: right
+    shift of the raw message to Q.10; signal_gain Q.12; inv_t_mant / inv_t_shift: 1/T; cutoff
+    Q.12; layer_norm_eps Q.20 (>= 1); pool (N, N) 0/1; alpha_init (N,) Q.12; h_init (N, d) Q.10."""
+
+    thresholds: object
+    w_h_mant: object
+    w_h_shift: int
+    b_h: object
+    ln_gain: object
+    ln_bias: object
+    pool: object
+    m_shift: int
+    signal_gain: int
+    inv_t_mant: int
+    inv_t_shift: int
+    cutoff: int
+    layer_norm_eps: int = 10
+    event_rule: bool = True
+    alpha_init: object = 0
+    h_init: object = 0
+
+    is_fixed_point = True
+    n_channels = 1
+    dtype = "int64"
+
+    @property
+    def width(self) -> int:
+        return int(np.shape(self.w_h_mant)[0])
+
+    @property
+    def payload_shape(self) -> tuple[int, ...]:
+        return (self.width,)
+
+    @property
+    def macs_per_update(self) -> int:
+        return self.width * self.width
+
+    @property
+    def payload_bits(self) -> int:
+        return PAYLOAD_BITS * self.width
+
+    def check_size(self, name: str, size: int) -> None:
+        """Validate every field against the population size and Loihi's words."""
+        d = self.width
+        wh = _int_array(f"{name}.w_h_mant", self.w_h_mant, (d, d))
+        if wh.size and int(np.abs(wh).max()) > 256:
+            raise AtomsparkError(f"{name}.w_h_mant: 8-bit mantissas expected (|w| <= 256)")
+        for key in ("b_h", "ln_gain", "ln_bias"):
+            _int_array(f"{name}.{key}", getattr(self, key), (d,))
+        _int_array(f"{name}.thresholds", self.thresholds, (size,))
+        for key in ("w_h_shift", "m_shift", "inv_t_shift"):
+            require_int(f"{name}.{key}", getattr(self, key), 0)
+        require_int(f"{name}.inv_t_mant", self.inv_t_mant, 1)
+        require_int(f"{name}.signal_gain", self.signal_gain, 0)
+        require_int(f"{name}.layer_norm_eps", self.layer_norm_eps, 1)
+        cut = require_int(f"{name}.cutoff", self.cutoff, 0)
+        if cut >= 1 << ALPHA_FRAC:
+            raise AtomsparkError(f"{name}.cutoff: must be below 4096 (1.0 in Q.12), got {cut}")
+        _pool_fan_out(f"{name}.pool", self.pool, size)
+        alpha = _int_array(f"{name}.alpha_init", self.alpha_init, (size,))
+        if alpha.min(initial=0) < 0 or alpha.max(initial=0) > 1 << ALPHA_FRAC:
+            raise AtomsparkError(f"{name}.alpha_init: activations must lie in [0, 4096]")
+        _int_array(f"{name}.h_init", self.h_init, (size, d))
+
+    @cached_property
+    def kernel_arrays(self) -> dict:
+        """The arrays and constants both the engine kernel and Lava's model read."""
+        n = int(np.shape(self.pool)[0])
+        indptr, indices, pool_size = _pool_fan_out("pool", self.pool, n)
+        d = self.width
+        consts = np.array(
+            [self.m_shift, self.signal_gain, self.inv_t_mant, self.inv_t_shift, self.cutoff,
+             self.layer_norm_eps, int(round(2**RD_SHIFT / d))], np.int64)  # fmt: skip
+        return {
+            "thresholds": _int_array("thresholds", self.thresholds, (n,)),
+            "wh": _int_array("w_h_mant", self.w_h_mant, (d, d)),
+            "wh_shift": int(self.w_h_shift),
+            "bh": _int_array("b_h", self.b_h, (d,)),
+            "lng": _int_array("ln_gain", self.ln_gain, (d,)),
+            "lnb": _int_array("ln_bias", self.ln_bias, (d,)),
+            "consts": consts,
+            "lut": SIGMOID_LUT,
+            "pool_indptr": indptr,
+            "pool_indices": indices,
+            "pool_size": pool_size.astype(np.int64),
+        }
+
+    def init_state(self, size: int) -> dict[str, np.ndarray]:
+        return {
+            "alpha": _int_array("alpha_init", self.alpha_init, (size,)).copy(),
+            "h": _int_array("h_init", self.h_init, (size, self.width)).copy(),
+            "a_pre": np.zeros(size, np.int64),
+            "pool_sum": np.zeros(size, np.int64),
+            "ignited": np.zeros(1, np.int64),
+        }
+
+
+@njit(cache=True)
+def _update(slot, buf, args):
+    return rsgn_fixed_step(slot, *buf[:7], *args, *buf[7:])
+
+
+def _args(par: RSGNFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
+    k = par.kernel_arrays
+    return (st["alpha"], st["h"], st["a_pre"], st["pool_sum"], st["ignited"], k["thresholds"],
+            k["wh"], k["wh_shift"], k["bh"], k["lng"], k["lnb"], k["consts"], k["lut"],
+            bool(par.event_rule), k["pool_indptr"], k["pool_indices"], k["pool_size"])  # fmt: skip
+
+
+RSGN_FIXED = register(
+    UnitModel(
+        name="rsgn_fixed",
+        params_type=RSGNFixedParams,
+        update=_update,
+        kernel_args=_args,
+        initially_pending=lambda par, st: (st["alpha"] != 0) | np.any(st["h"] != 0, axis=1),
+        sample_state=("alpha", "h"),
+        graded=True,
+        accepts_input=False,
+    )
+)
