@@ -34,8 +34,8 @@ from atomspark.mapping.quantize import _dense_weights, quantize_rsgn_graph, quan
 from atomspark.networks.model_io import read_task
 from atomspark.networks.rsgn.model import load_model
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
+from atomspark.networks.task_data import build_data
 from atomspark.networks.torch_path.config import validate_config
-from atomspark.networks.torch_path.training import build_data
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection

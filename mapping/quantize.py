@@ -46,7 +46,18 @@ class QuantizedWeights:
     max_abs_error: float
 
 
-MIN_WEIGHT_EXP = -8  # the weight exponent's range on Loihi is [-8, 7] (NxSDK weightExponent)
+MIN_WEIGHT_EXP = fx.WEIGHT_EXP_RANGE[0]  # Loihi's weight exponent range is [-8, 7]
+
+
+def require_some_weight(label: str, weights: np.ndarray, q: QuantizedWeights) -> None:
+    """Refuse a projection whose nonzero float weights all round to mantissa 0: on the chip it
+    would deliver nothing (one line, naming the projection and the largest weight lost)."""
+    if np.any(weights) and not np.any(q.mantissa):
+        raise AtomsparkError(
+            f"{label}: every weight quantises to 0 (largest |w| {np.abs(weights).max():.3g} is "
+            f"below half a mantissa step 2**{q.weight_exp}); the projection would deliver "
+            "nothing on the chip: rescale the model or drop the projection"
+        )
 
 
 def quantize_weights(weights, min_exp: int | None = None) -> QuantizedWeights:
@@ -126,6 +137,7 @@ def quantize_lif_graph(graph: Graph, scale: float | None = None) -> Graph:
         n_tgt, n_src = proj.shape
         w = sp.csr_matrix((proj.data, proj.indices, proj.indptr), shape=(n_src, n_tgt)).T
         q = quantize_weights(w.toarray() * scale, min_exp=MIN_WEIGHT_EXP)
+        require_some_weight(f"projection {proj.source}->{proj.target}", w.toarray(), q)
         projs.append(Projection(proj.source, proj.target, q.mantissa, weight_exp=q.weight_exp))
     return Graph(pops, projs)
 

@@ -31,6 +31,25 @@ BIT_RANGES = {
 }
 
 
+# Loihi's synaptic weight exponent is a signed 4-bit field: [-8, 7] (Intel NxSDK's
+# weightExponent; nengo-loihi's discretize.py searches w_exp from 0 down to -8). Lava 0.10's Python
+# Dense/Sparse shift by any integer, so the export checks the range itself.
+WEIGHT_EXP_RANGE = (-8, 7)
+
+
+def check_weight_exp(label: str, weight_exp) -> int:
+    """`weight_exp` as an int, raising (one line, naming `label`) outside Loihi's [-8, 7]."""
+    lo, hi = WEIGHT_EXP_RANGE
+    exp = int(weight_exp)
+    if exp != weight_exp or not lo <= exp <= hi:
+        raise AtomsparkError(
+            f"{label} weight_exp: {weight_exp} is outside Loihi's weight exponent range "
+            f"[{lo}, {hi}]; requantise the weights (mapping.quantize.quantize_weights picks an "
+            f"exponent in range) or rescale the model"
+        )
+    return exp
+
+
 def check_bit_range(label: str, key: str, value) -> np.ndarray:
     """Return `value` as int64, raising if it is not integral or outside the declared bit width."""
     arr = np.asarray(value)

@@ -122,11 +122,22 @@ def loop_source(
     return "\n".join(L) + "\n"
 
 
+def kernel_sources_digest() -> str:
+    """SHA-1 of every module of the sim package. Written into the generated loop's file, so
+    that a changed kernel changes that file and Numba recompiles it: Numba's cache checks only
+    the file a function lives in, not the kernels it inlines from other modules."""
+    digest = hashlib.sha1()
+    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def compiled_loop(source: str, kernels: dict[str, object]):
     """The Numba-compiled run_loop of `source` (compiled once per source in this process).
 
     The source is written as a module into the Numba cache directory so that Numba's on-disk
-    cache keeps the compiled loop across processes; kernels: the update kernels it names."""
+    cache keeps the compiled loop across processes (with kernel_sources_digest in the file, so a
+    changed kernel is recompiled); kernels: the update kernels it names."""
     key = hashlib.sha1(source.encode()).hexdigest()[:16]
     if key not in _COMPILED:
         header = (
@@ -138,7 +149,7 @@ def compiled_loop(source: str, kernels: dict[str, object]):
             f"from {fn.py_func.__module__} import {fn.py_func.__name__} as {name}\n"
             for name, fn in sorted(kernels.items())
         )
-        text = header + imports + "\n\n" + source
+        text = header + imports + f"# kernels: {kernel_sources_digest()}\n\n" + source
         mod = _load_module(f"atomspark_run_loop_{key}", text)
         _COMPILED[key] = njit(cache=True)(mod.run_loop)
     return _COMPILED[key]

@@ -129,3 +129,21 @@ def test_event_log_grows_past_its_first_capacity(monkeypatch):
     po = old.run(30, inputs=inputs, record_events=True)
     assert new.event_log["a"][0].size > 8
     _assert_same(new, old, pn, po)
+
+
+def test_the_compiled_loop_is_rebuilt_when_a_kernel_module_changes():
+    """The generated loop's file carries a digest of the sim package's sources: Numba's cache
+    checks only that file, so without it a changed kernel would run its stale compiled copy."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from atomspark.sim import run_loop
+    from atomspark.sim.units.lif import LIFParams
+
+    pops = [Population(n, 3, LIFParams(du=0.1, dv=0.1, vth=0.5, bias=0.2)) for n in "ab"]
+    Engine(Graph(pops, [Projection("a", "b", np.full((3, 3), 0.3))])).run(3)
+    folder = Path(os.environ.get("NUMBA_CACHE_DIR") or tempfile.gettempdir()) / "atomspark_loops"
+    digest = run_loop.kernel_sources_digest()
+    assert len(digest) == 16
+    assert any(f"# kernels: {digest}" in p.read_text() for p in folder.glob("*.py"))

@@ -90,6 +90,10 @@ class LavaConnection:
     weight_exp: int = 0
     graded: bool = False
 
+    def __post_init__(self) -> None:
+        label = f"projection {self.source}->{self.target}"
+        object.__setattr__(self, "weight_exp", fx.check_weight_exp(label, self.weight_exp))
+
 
 @dataclass(frozen=True)
 class LavaNet:
@@ -131,6 +135,11 @@ def from_graph(graph: Graph) -> LavaNet:
         tgt = graph.population(proj.target)
         if tgt.is_fixed_point:
             weights.data = lava_weight_mantissas(label, weights.data).astype(np.float64)
+            if not np.any(weights.data):
+                raise AtomsparkError(
+                    f"{label}: every weight mantissa is 0 (or none is stored), so it would deliver nothing on the "
+                    "chip; rescale the model before quantising or drop the projection"
+                )
             if model_of(tgt.params).name not in RSGN_UNIT_MODELS:
                 weights.eliminate_zeros()
         src = graph.population(proj.source)

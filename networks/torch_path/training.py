@@ -30,26 +30,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
-from atomspark.networks.datasets import (
-    SequenceDataset,
-    hierarchical_sequences,
-    long_range_sequences,
-    sparse_dictionary_data,
-)
-from atomspark.networks.notebook_data import (
-    notebook_hierarchical,
-    notebook_long_range,
-    notebook_split,
-)
 from atomspark.networks.rsgn.model import RSGNConfig, init_params, save_model
 from atomspark.networks.rsgn.plasticity import (
     prune_and_sprout,
 )
+from atomspark.networks.task_data import build_data
 from atomspark.networks.torch_path.baselines import build_baseline
 from atomspark.networks.torch_path.checkpoint_file import read_checkpoint, write_checkpoint
 from atomspark.networks.torch_path.config import (
@@ -101,43 +90,6 @@ class TrainResult:
 
 
 # ----- data and model construction -------------------------------------------------------------
-def build_data(cfg: dict):
-    """(train inputs, train targets, val inputs, val targets, extra) as NumPy arrays."""
-    d, seed = cfg["data"], cfg["seed"]
-    if cfg["task"] == "rsgn-sequence":
-        # The RSGN notebook draws one data set and one split (seed 42) for all its run seeds.
-        data_seed = seed if d["seed"] is None else d["seed"]
-        split_seed = seed if d["split_seed"] is None else d["split_seed"]
-        hierarchical = d["kind"] == "hierarchical"
-        if d["stream"] == "notebook":
-            gen = notebook_hierarchical if hierarchical else notebook_long_range
-            split = partial(notebook_split, seed=split_seed)
-        else:
-            gen = hierarchical_sequences if hierarchical else long_range_sequences
-            split = partial(SequenceDataset.split, seed=split_seed)
-        ds = gen(
-            n=d["n"],
-            length=d["length"],
-            dim=d["dim"],
-            n_classes=d["n_classes"],
-            noise=d["noise"],
-            seed=data_seed,
-        )
-        train, val = split(ds, 1.0 - cfg["val_fraction"])
-        return train.tokens, train.labels, val.tokens, val.labels, {"n_classes": ds.n_classes}
-    data = sparse_dictionary_data(
-        n=d["n"],
-        dim=d["dim"],
-        n_atoms=d["n_atoms"],
-        active=d["active"],
-        noise=d["noise"],
-        seed=seed,
-    )
-    cut = int(round((1.0 - cfg["val_fraction"]) * d["n"]))
-    x = data.signals
-    return x[:cut], None, x[cut:], None, {"dictionary": data.dictionary}
-
-
 def _rsgn_config(cfg: dict, d_in: int, n_classes: int) -> RSGNConfig:
     m = cfg["model"]
     if m["d_in"] is not None and m["d_in"] != d_in:

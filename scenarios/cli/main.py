@@ -53,6 +53,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         report=args.report,
         hardware=args.hardware,
+        **({} if args.min_agreement is None else {"min_agreement": args.min_agreement}),
     )
     return 0
 
@@ -350,7 +351,16 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--verify",
         action="store_true",
-        help="run the bundle on Lava's Loihi2SimCfg and compare with the engine",
+        help="run the bundle on Lava's Loihi2SimCfg and compare with the engine; with --fixed, "
+        "also fail when the integer model agrees with float on less than --min-agreement",
+    )
+    exp.add_argument(
+        "--min-agreement",
+        type=float,
+        default=None,
+        help="--verify --fixed: the least share of --input samples on which the integer model "
+        "makes the float model's decision (RSGN: class; VN: active atoms); use builtin:N with "
+        "N >= 20 for a meaningful share (default 0.95)",
     )
     exp.add_argument(
         "--steps",

@@ -21,6 +21,14 @@ from atomspark.sim.graph import Graph
 from atomspark.sim.run_folder import prepare_run_folder
 
 TARGETS = ("lava", "nir", "networkx")
+# What `--verify` of a fixed-point export requires of the quantisation report, per model kind:
+# the share of samples (RSGN: same class) or of atoms (VN: same active set) on which the integer
+# model agrees with the float one.
+AGREEMENT = {
+    "rsgn": ("decision_agreement", "decisions agree with float on"),
+    "vn": ("active_set_agreement", "active atoms agree with float on"),
+}
+DEFAULT_MIN_AGREEMENT = 0.95
 
 
 def graph_for_first_input(loaded: LoadedModel, samples: np.ndarray) -> Graph:
@@ -45,11 +53,14 @@ def export_model(
     overwrite: bool = False,
     report: bool = False,
     hardware: str = "loihi2",
+    min_agreement: float = DEFAULT_MIN_AGREEMENT,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
     `fixed`: quantise to Loihi fixed point and log the quantisation's error (VN: over `steps`
     steps of the exported graph; RSGN: over all of `inputs`, each the model's K + 1 steps);
-    `report`: also write deployment.json (per-core use against `hardware`'s limits)."""
+    `report`: also write deployment.json (per-core use against `hardware`'s limits);
+    `verify` of a fixed-point export also fails when the integer model agrees with the float one
+    on less than `min_agreement` (AGREEMENT) of the quantisation report."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -58,6 +69,7 @@ def export_model(
     from atomspark.mapping.quantize import require_frac_bits
 
     frac_bits = require_frac_bits("--frac-bits", frac_bits)
+    min_agreement = require_fraction("--min-agreement", min_agreement)
     loaded = load_model(model_path)
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     graph = graph_for_first_input(loaded, samples)
@@ -65,6 +77,9 @@ def export_model(
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     if fixed:
         graph, result["quantization"] = _quantize(loaded, graph, samples, steps, frac_bits, log)
+        if verify:
+            result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
+            log(f"[export] {result['verify']['message']}")
     if report:
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
     if to == "lava":
@@ -73,8 +88,11 @@ def export_model(
         bundle = export_lava(graph, out)
         result["bundle"] = str(bundle)
         log(f"[export] Lava bundle ({'fixed point' if fixed else 'float'}) written to {bundle}")
+        if verify and not result.get("verify", {"passed": True})["passed"]:
+            atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
+            raise AtomsparkError(result["verify"]["message"])
         if verify:
-            result["verify"] = _verify(bundle, steps, log)
+            result["verify"] = {**result.get("verify", {}), **_verify(bundle, steps, log)}
     elif to == "nir":
         from atomspark.mapping.nir_export import export_nir
 
@@ -145,6 +163,34 @@ def _quantize_rsgn(loaded: LoadedModel, graph: Graph, samples: np.ndarray, log) 
         f"{r.active_set_agreement:.3f}, wraps {r.wraps}, clips {r.clips}"
     )
     return fixed_graph, asdict(r)
+
+
+def require_fraction(name: str, value) -> float:
+    """`value` as a float in [0, 1], else one line naming `name`."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not 0.0 <= x <= 1.0:
+        raise AtomsparkError(f"{name}: must be a fraction in [0, 1] (0.95 = 95 %), got {value!r}")
+    return x
+
+
+def _agreement(kind: str, quantization: dict, min_agreement: float) -> dict:
+    """Whether the integer model keeps the float model's decisions well enough to pass --verify:
+    {passed, agreement, min_agreement, message}."""
+    key, what = AGREEMENT[kind]
+    value = float(quantization[key])
+    passed = value >= min_agreement
+    n = quantization.get("samples")
+    message = (
+        f"--verify: fixed-point {what} {100 * value:.1f} % "
+        + (f"of {n} sample(s) " if n is not None else "")
+        + f"({'at least' if passed else 'below'} --min-agreement {100 * min_agreement:g} %)"
+        + ("" if passed else ": the integer model does not keep the float model's decisions")
+    )
+    return {"passed": passed, "agreement": value, "min_agreement": min_agreement,
+            "message": message}  # fmt: skip
 
 
 def _verify(bundle: Path, steps: int, log) -> dict:

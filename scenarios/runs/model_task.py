@@ -19,7 +19,7 @@ def task_samples(
     task = read_task(model_path)
     if task is None:
         return None
-    from atomspark.networks.torch_path.training import build_data
+    from atomspark.networks.task_data import build_data
 
     _, _, x_val, y_val, _ = build_data(task)
     if n is not None:

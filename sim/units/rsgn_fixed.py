@@ -15,22 +15,29 @@ Per node j and step (the float unit's equations, sim/units/rsgn.py, in integers)
   h_new  = sat24(((m @ Wh_mant) >> wh_shift) + b_h)                    8-bit W_h mantissas
   norm   = isqrt(sum h_new^2)                                          bit-serial square root
   s      = alpha + ((gain norm) >> 10) - theta;  u = (s invT_mant) >> invT_shift   (s / T)
-  a      = SIGMOID_LUT[clamp((u >> 6) + 512, 0, 1023)]                 soft threshold: a LUT
+  a      = activation(u): the soft threshold sigmoid(u) in Q.40 (PRE_FRAC), from a table
+           of 24-bit values over u in [-8, 8) and, below -8, exp(u) by a 64-entry table of
+           2**(k/64) and a shift (so a deeply suppressed node's a is ~0, as in float)
   event rule (sparse): a = 0 unless (alpha > cutoff or an event arrived) and a > cutoff
   LayerNorm: z = h_new + h;  mu = (sum z * rd) >> 24 with rd = round(2**24 / d) (a constant:
       no division);  var = ((sum (z - mu)^2 >> 12) * rd >> 12) + eps;  std = isqrt(var);
       inv = 2**30 // std (ONE shift-subtract reciprocal per node, an exact bit-serial loop);
-      y = ((((z - mu) inv) >> 20) ln_gain >> 12) + ln_bias;  h = sat24((y a) >> 12)
-  divisive normalisation (pool P_j, node-local reduction):
-      alpha = min((a |P_j| 4096) // (sum_{i in P_j} a_i + 1), 4096)    one reciprocal per node
+      y = ((((z - mu) inv) >> 20) ln_gain >> 12) + ln_bias;  h = sat24((y (a >> 28)) >> 12)
+  divisive normalisation (pool P_j, node-local reduction, a in Q.40):
+      alpha = min((a |P_j| 4096) // (sum_{i in P_j} a_i + eps), 4096)  one reciprocal per node,
+      eps = round(1e-6 2**40), the released epsilon
   event rule: alpha <= cutoff -> alpha = 0, h = 0;  send x = (h alpha) >> 12 when alpha > cutoff
 
-Choices (documented trade-offs): the sigmoid is a 1024-entry table over s/T in [-8, 8) in steps
-of 1/64 (error <= 0.002 + 1/8192; outside the range it saturates at 0 or 1); the two divisions
+Choices (documented trade-offs): the sigmoid is a 1024-entry table of 24-bit values over s/T in
+[-8, 8) in steps of 1/64 (relative error <= 1/128 from the step), exp(s/T) below it (relative
+error <= exp(-8) + 1/128) and 1 above. The pre-pool activation is kept in Q.40 because divisive
+normalisation is scale-free: with the released epsilon 1e-6, a pool of deeply suppressed nodes
+(a ~ 1e-20) stays silent, while a Q.12 activation floored at one LSB and an epsilon of one LSB
+normalised every such node to alpha ~ 1 (all nodes fired). The two divisions
 (LayerNorm's 1/std and the pool's 1/sum) are exact integer divisions that a programmable neuron
 computes by a shift-subtract loop, one per node and step, and everything per component is
 multiply, add and shift; square roots are the bit-serial integer square root; the released
-inhibition epsilon 1e-6 becomes one LSB (2**-12). Wraps (the 32-bit message port) and clips
+inhibition epsilon 1e-6 is kept (Q.40). Wraps (the 32-bit message port) and clips
 (24-bit saturation of h_new and h) are counted like the other fixed-point units.
 """
 
@@ -49,20 +56,48 @@ from numba import njit
 
 ALPHA_FRAC = 12  # activations in Q.12
 H_FRAC = 10  # states and payloads in Q.10
+PRE_FRAC = 40  # the pre-pool activation a (soft threshold) in Q.40
 STATE_LIMIT = 2**23 - 1  # 24-bit signed word, saturating
 LUT_SIZE, LUT_SHIFT = 1024, 6  # sigmoid table: u (Q.12) >> 6 = steps of 1/64 over [-8, 8)
+LUT_BITS = 24  # sigmoid table entries in Q.24
+EXP2_SIZE, EXP2_BITS = 64, 23  # 2**((k + 0.5) / 64) in Q.23, k in [0, 64)
+LOG2E_Q16 = 94548  # round(log2(e) 2**16)
+INHIBITION_EPS = 1099512  # round(1e-6 2**40): the released code's pool epsilon, in Q.40
+DIV_BITS = 50  # the pool division keeps numerator and denominator below 2**50 (no overflow)
+PRE_SHIFT = PRE_FRAC - ALPHA_FRAC  # Q.40 -> Q.12
 RD_SHIFT = 24  # 1/d as round(2**24 / d)
 INV_STD_BITS = 30  # LayerNorm: 2**30 // std(Q.10) = 1/std in Q.20
 PAYLOAD_BITS = 24
 
 
 def sigmoid_lut() -> np.ndarray:
-    """SIGMOID_LUT[i] = round(4096 sigmoid((i - 512 + 0.5) / 64)), i in [0, 1024)."""
+    """The activation tables, one array: [0, 1024) round(2**24 sigmoid((i - 512 + 0.5) / 64));
+    [1024, 1088) round(2**23 2**((k + 0.5) / 64)) for exp below the sigmoid's range."""
     centre = (np.arange(LUT_SIZE) - LUT_SIZE // 2 + 0.5) / 2**LUT_SHIFT
-    return np.round(2**ALPHA_FRAC / (1.0 + np.exp(-centre))).astype(np.int64)
+    sig = np.round(2.0**LUT_BITS / (1.0 + np.exp(-centre)))
+    exp2 = np.round(2.0**EXP2_BITS * 2.0 ** ((np.arange(EXP2_SIZE) + 0.5) / EXP2_SIZE))
+    return np.concatenate([sig, exp2]).astype(np.int64)
 
 
 SIGMOID_LUT = sigmoid_lut()
+
+
+@njit(cache=True)
+def activation(u, lut):
+    """The soft threshold sigmoid(u) in Q.40 for u = s/T in Q.12: the 24-bit table over [-8, 8)
+    (saturating above), exp(u) = 2**(u log2 e) below it (table of 2**(k/64), then a shift)."""
+    idx = (u >> LUT_SHIFT) + LUT_SIZE // 2
+    if idx >= 0:
+        return lut[min(idx, LUT_SIZE - 1)] << (PRE_FRAC - LUT_BITS)
+    v = (u * LOG2E_Q16) >> 16  # u log2(e), Q.12
+    whole = v >> ALPHA_FRAC  # floor, <= -12 here
+    frac = (v & ((1 << ALPHA_FRAC) - 1)) >> (ALPHA_FRAC - 6)
+    shift = whole + PRE_FRAC - EXP2_BITS
+    if shift >= 0:
+        return lut[LUT_SIZE + frac] << shift
+    if shift <= -62:
+        return np.int64(0)
+    return lut[LUT_SIZE + frac] >> -shift
 
 
 @njit(cache=True)
@@ -96,7 +131,7 @@ def _sat(v):
 def node_update(m_row, received, alpha_j, h_row, theta, wh, wh_shift, bh, lng, lnb, consts, lut,
                 event_rule, hn):  # fmt: skip
     """One node's integer update (module docstring) up to the pool: writes h_row in place and
-    returns (a, wraps, clips). m_row: the raw summed message; hn: scratch (d,)."""
+    returns (a in Q.40, wraps, clips). m_row: the raw summed message; hn: scratch (d,)."""
     m_shift, gain, inv_t_mant, inv_t_shift, cutoff, ln_eps, rd = (
         consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6])  # fmt: skip
     d = h_row.size
@@ -122,10 +157,8 @@ def node_update(m_row, received, alpha_j, h_row, theta, wh, wh_shift, bh, lng, l
     norm = isqrt(sq)
     s = alpha_j + ((gain * norm) >> H_FRAC) - theta
     u = (s * inv_t_mant) >> inv_t_shift
-    idx = (u >> LUT_SHIFT) + LUT_SIZE // 2
-    idx = min(max(idx, 0), LUT_SIZE - 1)
-    a = lut[idx]
-    if event_rule and not ((alpha_j > cutoff or received) and a > cutoff):
+    a = activation(u, lut)
+    if event_rule and not ((alpha_j > cutoff or received) and a > (cutoff << PRE_SHIFT)):
         a = 0
     if a == 0:
         for c in range(d):
@@ -143,10 +176,11 @@ def node_update(m_row, received, alpha_j, h_row, theta, wh, wh_shift, bh, lng, l
     var = (((var >> 12) * rd) >> (RD_SHIFT - 12)) + ln_eps
     std = isqrt(var)
     inv = (np.int64(1) << INV_STD_BITS) // std
+    a12 = a >> PRE_SHIFT
     for c in range(d):
         y = ((hn[c] - mu) * inv) >> 20
         y = ((y * lng[c]) >> ALPHA_FRAC) + lnb[c]
-        v, cl = _sat((y * a) >> ALPHA_FRAC)
+        v, cl = _sat((y * a12) >> ALPHA_FRAC)
         clips += cl
         h_row[c] = v
     return a, wraps, clips
@@ -154,10 +188,18 @@ def node_update(m_row, received, alpha_j, h_row, theta, wh, wh_shift, bh, lng, l
 
 @njit(cache=True)
 def pool_normalise(a, pool_sum, pool_size):
-    """Divisive normalisation of one node: min(a |P| 4096 // (pool sum + 1), 4096)."""
+    """Divisive normalisation of one node, a and pool sum in Q.40, alpha in Q.12:
+    min(a |P| 4096 // (pool sum + eps), 4096), both operands shifted below 2**50 first."""
     if a <= 0:
         return 0
-    return min((a * pool_size * (1 << ALPHA_FRAC)) // (pool_sum + 1), 1 << ALPHA_FRAC)
+    num = a * pool_size
+    den = pool_sum + INHIBITION_EPS
+    if num >= den:
+        return 1 << ALPHA_FRAC
+    while den >= np.int64(1) << DIV_BITS:
+        num >>= 1
+        den >>= 1
+    return (num << ALPHA_FRAC) // den
 
 
 @njit(cache=True)
