@@ -38,6 +38,22 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.import_run import import_network
+
+    import_network(
+        args.net,
+        args.input,
+        samples=args.samples,
+        steps=args.steps,
+        hardware=args.hardware,
+        strategy=args.strategy,
+        out=args.out,
+        overwrite=args.overwrite,
+    )
+    return 0
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from atomspark.scenarios.runs.export import export_model
 
@@ -333,6 +349,28 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument("--out", default="results/profile", help="output folder (JSON + PNG)")
     _add_overwrite(prof, "profile")
     prof.set_defaults(func=_cmd_profile)
+
+    imp = sub.add_parser(
+        "import", help="run a lava-dl netx network (.net HDF5) and predict its Loihi cost"
+    )
+    imp.add_argument("net", help="a lava-dl netx network description (.net, HDF5)")
+    imp.add_argument(
+        "--input",
+        default="zero",
+        help="zero, uniform[:SEED] or gray:LEVEL (input-layer frames), rate:P[:SEED] (spikes)",
+    )
+    imp.add_argument("--samples", type=int, default=1, help="inferences to run")
+    imp.add_argument(
+        "--steps", type=int, default=None, help="steps per inference (default: the file's, or 16)"
+    )
+    imp.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
+    imp.add_argument(
+        "--strategy", default="sequential", choices=["sequential", "partition"],
+        help="core placement",
+    )  # fmt: skip
+    imp.add_argument("--out", default="results/import", help="output folder (JSON)")
+    _add_overwrite(imp, "import")
+    imp.set_defaults(func=_cmd_import)
 
     exp = sub.add_parser("export", help="export a saved model to Lava, NIR or networkx")
     exp.add_argument("model", help="a model file (.npz) written by atomspark")

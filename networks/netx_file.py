@@ -1,0 +1,218 @@
+"""Read lava-dl's netx HDF5 network description (`*.net`) into plain layer records.
+
+The format (lava-dl `lava.lib.dl.netx.hdf5`, BSD-3): a group `layer/<i>` per layer with `type`
+('input', 'conv', 'flatten', 'dense', ...), `shape` (C, H, W) or (n,), integer-valued `weight`
+and `bias` arrays, conv `stride`/`padding`/`dilation` in (H, W) order and `groups`, an optional
+`delay`, and a `neuron` group: type 'CUBA'/'LOIHI' (Loihi CUBA-LIF: iDecay, vDecay, vThMant) or
+'SDNN' (sigma-delta: vThMant, optional sigma_output). Values are Loihi fixed point already.
+Only the records are built here; networks/netx_graph.py turns them into an engine Graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from atomspark.sim.validation import AtomsparkError
+
+LIF_TYPES = ("CUBA", "LOIHI")
+SDNN_TYPES = ("SDNN",)
+LAYER_TYPES = ("input", "conv", "flatten", "dense")
+
+
+@dataclass(frozen=True)
+class NetxNeuron:
+    """Neuron parameters of one layer as stored: kind 'lif' or 'sdnn'."""
+
+    kind: str
+    vth: int
+    i_decay: int = 0  # 12-bit current decay (LIF); Lava's du = i_decay - 1
+    v_decay: int = 0  # 12-bit voltage decay (LIF); Lava's dv
+    sigma_output: bool = False  # SDNN output layer: a Sigma, not a SigmaDelta
+    message_bits: int | None = None
+
+
+@dataclass(frozen=True)
+class NetxLayer:
+    """One layer: kind 'input', 'conv' or 'dense'; shape (C, H, W) for input/conv, (n,) dense."""
+
+    kind: str
+    shape: tuple[int, ...]
+    neuron: NetxNeuron | None
+    weight: np.ndarray | None = None  # conv (out, in/groups, kH, kW); dense (out, in)
+    bias: np.ndarray | None = None  # per channel (conv) or per unit (dense); None: no bias
+    stride: tuple[int, int] = (1, 1)  # (H, W)
+    padding: tuple[int, int] = (0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
+    delay: np.ndarray | None = None  # dense only: per synapse, per output or per input
+    flatten_before: bool = False  # a 'flatten' layer precedes this dense layer
+    input_weight: int = 64  # input layers: the image transform (weight, bias)
+    input_bias: int = 0
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+
+@dataclass(frozen=True)
+class NetxNetwork:
+    path: str
+    layers: list[NetxLayer] = field(default_factory=list)
+    steps_per_sample: int | None = None  # simulation/tSample when present
+
+    def table(self) -> str:
+        """One line per layer: type, shape, kernel/stride/padding, parameters."""
+        lines = [f"{'layer':<6}{'type':<7}{'shape':<16}{'kernel':<8}{'stride':<8}{'pad':<8}neuron"]
+        for i, ly in enumerate(self.layers):
+            ker = "x".join(map(str, ly.weight.shape[2:])) if ly.kind == "conv" else ""
+            st = "x".join(map(str, ly.stride)) if ly.kind == "conv" else ""
+            pd = "x".join(map(str, ly.padding)) if ly.kind == "conv" else ""
+            n = ly.neuron
+            neuron = "-" if n is None else f"{n.kind} vth={n.vth}"
+            if n is not None and n.kind == "lif":
+                neuron += f" iDecay={n.i_decay} vDecay={n.v_decay}"
+            shape = "x".join(map(str, ly.shape))
+            lines.append(f"{i:<6}{ly.kind:<7}{shape:<16}{ker:<8}{st:<8}{pd:<8}{neuron}")
+        return "\n".join(lines)
+
+
+def read_netx(path: str | Path) -> NetxNetwork:
+    """Parse a netx HDF5 file; any problem raises AtomsparkError with one line naming it."""
+    try:
+        import h5py
+    except ImportError as exc:
+        raise AtomsparkError("netx import needs h5py: pip install 'atomspark[netx]'") from exc
+    p = Path(path)
+    if not p.is_file():
+        raise AtomsparkError(f"NET: {p} is not a file (give a lava-dl netx .net HDF5 file)")
+    try:
+        f = h5py.File(p, "r")
+    except OSError:
+        raise AtomsparkError(
+            f"NET: {p} is not an HDF5 file (give a lava-dl netx .net file)"
+        ) from None
+    with f:
+        if "layer" not in f:
+            raise AtomsparkError(f"NET: {p} has no 'layer' group: not a netx network description")
+        keys = sorted(f["layer"].keys(), key=lambda k: int(k) if k.isdigit() else -1)
+        if not keys or not all(k.isdigit() for k in keys):
+            raise AtomsparkError(f"NET: {p} 'layer' group must hold layers named 0, 1, ...")
+        layers, flatten = [], False
+        for k in keys:
+            g = f["layer"][k]
+            kind = _text(g, "type", f"layer {k}")
+            if kind == "flatten":
+                flatten = True
+                continue
+            if kind not in LAYER_TYPES:
+                raise AtomsparkError(
+                    f"NET layer {k}: type {kind!r} is not supported (supported: "
+                    f"{', '.join(LAYER_TYPES)})"
+                )
+            layers.append(_layer(g, kind, f"layer {k}", flatten))
+            flatten = False
+        steps = int(f["simulation/tSample"][()]) if "simulation/tSample" in f else None
+    if not layers:
+        raise AtomsparkError(f"NET: {p} describes no layers")
+    return NetxNetwork(str(p), layers, steps)
+
+
+def _text(g, key: str, where: str) -> str:
+    if key not in g:
+        raise AtomsparkError(f"NET {where}: missing '{key}'")
+    v = g[key][()]
+    if isinstance(v, np.ndarray):
+        v = v.reshape(-1)[0]
+    return v.decode("ascii") if isinstance(v, bytes) else str(v)
+
+
+def _int(g, key: str, where: str, default: int | None = None) -> int:
+    if key not in g:
+        if default is None:
+            raise AtomsparkError(f"NET {where}: missing '{key}'")
+        return default
+    v = np.asarray(g[key][()]).reshape(-1)
+    if v.size != 1 or v[0] != np.round(v[0]):
+        raise AtomsparkError(f"NET {where}: '{key}' must be one integer, got {v.tolist()}")
+    return int(v[0])
+
+
+def _ints(g, key: str, where: str, default=None) -> np.ndarray | None:
+    """An integer-valued array (stored as float or int), as int64."""
+    if key not in g:
+        return default
+    v = np.asarray(g[key][()], dtype=np.float64)
+    if not np.all(np.isfinite(v)) or np.any(v != np.round(v)):
+        raise AtomsparkError(f"NET {where}: '{key}' must hold integers (Loihi fixed point)")
+    return v.astype(np.int64)
+
+
+def _pair(g, key: str, where: str, default: int) -> tuple[int, int]:
+    v = _ints(g, key, where)
+    if v is None:
+        return (default, default)
+    v = v.reshape(-1)
+    if v.size == 1:
+        return (int(v[0]), int(v[0]))
+    if v.size != 2:
+        raise AtomsparkError(f"NET {where}: '{key}' must be one or two integers")
+    return (int(v[0]), int(v[1]))
+
+
+def _neuron(g, where: str) -> NetxNeuron | None:
+    if "neuron" not in g:
+        return None
+    n = g["neuron"]
+    kind = _text(n, "type", f"{where} neuron")
+    bits = _int(n, "messageBits", where, default=-1)
+    bits = None if bits < 0 else bits
+    if kind in LIF_TYPES:
+        return NetxNeuron(
+            "lif",
+            vth=_int(n, "vThMant", where),
+            i_decay=_int(n, "iDecay", where),
+            v_decay=_int(n, "vDecay", where),
+            message_bits=bits,
+        )
+    if kind in SDNN_TYPES:
+        sigma = bool(n["sigma_output"][()]) if "sigma_output" in n else False
+        return NetxNeuron("sdnn", vth=_int(n, "vThMant", where), sigma_output=sigma,
+                          message_bits=bits)  # fmt: skip
+    raise AtomsparkError(
+        f"NET {where}: neuron type {kind!r} is not supported (supported: CUBA/LOIHI LIF, SDNN)"
+    )
+
+
+def _layer(g, kind: str, where: str, flatten: bool) -> NetxLayer:
+    shape_raw = _ints(g, "shape", where)
+    if shape_raw is None or shape_raw.size == 0 or shape_raw.min() < 1:
+        raise AtomsparkError(f"NET {where}: 'shape' missing or not positive")
+    neuron = _neuron(g, where)
+    if kind == "input":
+        shape = tuple(int(s) for s in shape_raw)
+        return NetxLayer("input", shape, neuron, input_weight=_int(g, "weight", where, 64),
+                         input_bias=_int(g, "bias", where, 0))  # fmt: skip
+    weight = _ints(g, "weight", where)
+    if weight is None:
+        raise AtomsparkError(f"NET {where}: {kind} layer has no 'weight'")
+    bias = _ints(g, "bias", where)
+    if kind == "conv":
+        shape = tuple(int(s) for s in shape_raw)
+        if len(shape) != 3 or weight.ndim < 4:
+            raise AtomsparkError(f"NET {where}: conv needs a (C, H, W) shape and a 4-D weight")
+        weight = weight.reshape(weight.shape[:4])
+        if weight.shape[0] != shape[0]:
+            raise AtomsparkError(
+                f"NET {where}: weight has {weight.shape[0]} output channels, shape says {shape[0]}"
+            )
+        return NetxLayer("conv", shape, neuron, weight, bias, _pair(g, "stride", where, 1),
+                         _pair(g, "padding", where, 0), _pair(g, "dilation", where, 1),
+                         _int(g, "groups", where, 1))  # fmt: skip
+    n_out = int(np.prod(shape_raw))
+    weight = weight.reshape(n_out, -1)
+    delay = _ints(g, "delay", where)
+    if delay is not None and delay.min(initial=0) < 0:
+        raise AtomsparkError(f"NET {where}: 'delay' must be >= 0")
+    return NetxLayer("dense", (n_out,), neuron, weight, bias, delay=delay, flatten_before=flatten)

@@ -1,0 +1,67 @@
+"""`atomspark import NET.net`: read a lava-dl netx network, run it on the event engine in Loihi
+fixed point, place it and predict throughput, static, dynamic and total energy per inference,
+with NeuroBench's metrics. Writes import.json and profile.json to --out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
+from atomspark.networks.model_io import atomic_write_text
+from atomspark.networks.netx_file import read_netx
+from atomspark.networks.netx_graph import netx_graph
+from atomspark.scenarios.netx_predict import predict, sample_inputs
+from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.validation import AtomsparkError, require_int
+
+OUTPUTS = ("import.json", "profile.json")
+
+
+def import_network(
+    net_path: str | Path,
+    input_spec: str = "zero",
+    samples: int = 1,
+    steps: int | None = None,
+    hardware: str = "loihi2",
+    strategy: str = "sequential",
+    out: str | Path = "results/import",
+    overwrite: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Everything is checked (file, inputs, hardware) before the output folder is touched."""
+    samples = require_int("--samples", samples, minimum=1)
+    net = read_netx(net_path)
+    steps = require_int("--steps", steps if steps is not None else net.steps_per_sample or 16, 1)
+    hw = load_hardware(hardware)
+    if not isinstance(hw, NeuromorphicHardware):
+        raise AtomsparkError(f"--hardware {hardware}: needs a neuromorphic preset (cores)")
+    ng = netx_graph(net)
+    inputs = sample_inputs(net, ng, input_spec, samples, steps)
+    folder = prepare_run_folder(out, "import", "overwrite" if overwrite else "new", OUTPUTS)
+    log(net.table())
+    g = ng.graph
+    n_syn = sum(p.n_synapses for p in g.projections)
+    log(f"[import] {g.total_units} units, {n_syn} synapses; {samples} sample(s) x {steps} steps")
+    pred = predict(ng, inputs, steps, hw, strategy)
+    result = {
+        "network": str(net_path),
+        "input": input_spec,
+        "hardware": hw.name,
+        "strategy": strategy,
+        "units": int(g.total_units),
+        "synapses": int(n_syn),
+        "prediction": pred.to_dict(),
+    }
+    p = result["prediction"]
+    log(
+        f"[import] {hw.name}: {p['cores']} cores, {p['inferences_per_s']:.4g} inferences/s, "
+        f"{p['energy_per_inference_j'] * 1e3:.4g} mJ/inference (static "
+        f"{p['static_energy_per_inference_j'] * 1e3:.4g}, dynamic "
+        f"{p['dynamic_energy_per_inference_j'] * 1e3:.4g})"
+    )
+    pred.profile.to_json(folder / "profile.json")
+    atomic_write_text(folder / "import.json", json.dumps(result, indent=2))
+    log(f"[import] wrote {folder}/import.json, profile.json")
+    return result
