@@ -3,7 +3,7 @@
 Each step: (1) every population updates the units that received input for this step or are
 still pending, and lists the units that emit; (2) each projection fans those events out into the
 ring slot of their delivery step (delay >= 1, so the order of populations does not matter).
-Projections with one delay for all synapses (the common case) take kernels_fanout's uniform path:
+Projections with one delay for all synapses (the common case) take sim/kernels/fanout.py's uniform path:
 one slot per call, and full rows (dense Gram columns) as contiguous multiply-adds. LIF
 populations sweep all their units in index order instead of walking the touched and pending
 lists when at least `dense_fraction` of them are busy (sim/kernels/lif.py; same results).
@@ -67,23 +67,31 @@ class Outgoing:
     uniform_delay: int | None
     full_rows: bool  # no target repeated within a row: a full row is a contiguous multiply-add
     right_shift: int = 0  # -weight_exp < 0 (fixed point): each step's summed input >> right_shift
+    uniform_weight: object = None  # the one weight of every synapse (float targets), else None
 
 
 class Engine:
     """Runs a Graph; state (per population dict of arrays) persists across calls to run()."""
 
-    def __init__(self, graph: Graph, dense_fraction: float | None = DENSE_FRACTION) -> None:
+    def __init__(
+        self, graph: Graph, dense_fraction: float | None = DENSE_FRACTION, lean: bool = True
+    ) -> None:
         """dense_fraction: a LIF population sweeps all its units in index order (no list
         bookkeeping) when touched + pending units >= this fraction of its size; 0 = always,
-        None = never. The results are the same either way (sim/kernels/lif.py); only speed differs."""
+        None = never. lean: a population whose model has a LeanKernel that applies to the
+        sample (float LIF with a bias on every unit) runs it, with no bookkeeping at all
+        (sim/kernels/lif_lean.py). The results are the same either way; only speed differs."""
         if not isinstance(graph, Graph):
             raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
         if dense_fraction is not None:
             dense_fraction = float(require_positive("dense_fraction", dense_fraction, True))
             if dense_fraction > 1:
                 raise AtomsparkError(f"dense_fraction: must lie in [0, 1], got {dense_fraction}")
+        if not isinstance(lean, bool):
+            raise AtomsparkError(f"lean: expected True or False, got {lean!r}")
         self.graph = graph
         self.dense_fraction = dense_fraction
+        self.lean_allowed = lean
         self.models = [model_of(p.params) for p in graph.populations]
         self._dense_min = [
             _NEVER if dense_fraction is None else int(np.ceil(dense_fraction * p.size))
@@ -130,10 +138,52 @@ class Engine:
         ]
         self.buffers = [self._make_buffers(i, p) for i, p in enumerate(g.populations)]
         self._unit_events = [np.zeros(p.size, np.int64) for p in g.populations]
+        self.lean = self._lean_populations()
         self._args = [
-            m.kernel_args(p.params, self.state[p.name], c, d)
-            for m, p, c, d in zip(self.models, g.populations, self.counters, self._dense_min)
+            m.lean.kernel_args(
+                p.params, self.state[p.name], np.zeros(-(-p.size // 8) * 8, np.uint8)
+            )
+            if lean
+            else m.kernel_args(p.params, self.state[p.name], c, d)
+            for m, p, c, d, lean in zip(
+                self.models, g.populations, self.counters, self._dense_min, self.lean
+            )
         ]
+
+    def _lean_populations(self) -> list[bool]:
+        """Per population: whether this sample runs its model's LeanKernel (decided at reset).
+        Every projection into it must be a plain uniform-delay fan-out of scalar events."""
+        g = self.graph
+        plain_in = [True] * len(g.populations)
+        for o in self._outgoing:
+            if self._base_kind(o) != "uniform":
+                plain_in[o.target] = False
+        return [
+            self.lean_allowed and m.lean is not None and ok
+            and m.lean.applies(p.params, self.state[p.name])
+            for m, p, ok in zip(self.models, g.populations, plain_in)
+        ]  # fmt: skip
+
+    def _fan_kind(self, o: Outgoing) -> str:
+        """The fan-out kernel of a projection in this sample (run_loop.FAN_KINDS)."""
+        kind = self._base_kind(o)
+        return "plain" if kind == "uniform" and self.lean[o.target] else kind
+
+    def _fan_weights(self, o: Outgoing):
+        """A lean target's fan-out takes one scalar weight when all are equal, else the array."""
+        if o.uniform_weight is not None and self._fan_kind(o) == "plain":
+            return o.uniform_weight
+        return o.data
+
+    def _base_kind(self, o: Outgoing) -> str:
+        """The fan-out kernel a projection takes into a general (not lean) target."""
+        if getattr(self.graph.populations[o.source].params, "payload_shape", ()):
+            return "vector"
+        if o.uniform_delay is None:
+            return "delayed"
+        if o.right_shift:
+            return "shifted"
+        return "uniform"
 
     def _make_buffers(self, i: int, pop: Population) -> PopulationBuffers:
         n, dt = pop.size, self._value_dtype(pop)
@@ -179,6 +229,7 @@ class Engine:
                     uniform_delay=proj.uniform_delay,
                     full_rows=not proj.repeats_targets,
                     right_shift=max(-proj.weight_exp, 0) if tgt.is_fixed_point else 0,
+                    uniform_weight=_uniform_value(data) if not tgt.is_fixed_point else None,
                 )
             )
         return out
@@ -240,8 +291,9 @@ class Engine:
         loop = self._loop(sorted(ext), len(pairs), record_events)
         bufs = tuple(b.kernel_tuple() for b in self.buffers)
         fans = tuple(
-            (bufs[o.target], o.indptr, o.indices, o.data, o.delay, o.uniform_delay or 0,
-             o.full_rows, o.channel) + _shift_stage(o, g.populations[o.target].size)
+            (bufs[o.target], o.indptr, o.indices, self._fan_weights(o), o.delay,
+             o.uniform_delay or 0, o.full_rows, o.channel)
+            + _shift_stage(o, g.populations[o.target].size)
             for o in self._outgoing
         )  # fmt: skip
         dummy = np.zeros((0, 0))
@@ -292,25 +344,24 @@ class Engine:
     def _loop(self, with_input: list[int], n_traces: int, log_events: bool):
         """The compiled run loop of this graph's structure (built once, cached by source)."""
         n_pop = len(self.graph.populations)
-        kernels = {f"update_{m.name}": m.update for m in self.models}
-        kinds = []
-        for o in self._outgoing:
-            if self.buffers[o.source].emit_val.ndim == 2:
-                kinds.append((o.source, "vector"))
-            elif o.uniform_delay is None:
-                kinds.append((o.source, "delayed"))
-            elif o.right_shift:
-                kinds.append((o.source, "shifted"))
-            else:
-                kinds.append((o.source, "uniform"))
-        src = loop_source(
-            [f"update_{m.name}" for m in self.models],
-            kinds,
-            [p in with_input for p in range(n_pop)],
-            n_traces,
-            log_events,
-        )
+        names = [f"update_{m.name}_lean" if lean else f"update_{m.name}"
+                 for m, lean in zip(self.models, self.lean)]  # fmt: skip
+        kernels = {
+            name: m.lean.update if lean else m.update
+            for name, m, lean in zip(names, self.models, self.lean)
+        }
+        kinds = [(o.source, self._fan_kind(o)) for o in self._outgoing]
+        inputs = [("plain" if self.lean[p] else "listed") if p in with_input else None
+                  for p in range(n_pop)]  # fmt: skip
+        src = loop_source(names, kinds, inputs, n_traces, log_events)
         return compiled_loop(src, kernels)
+
+
+def _uniform_value(data: np.ndarray):
+    """The one value of a nonempty array whose entries are all equal (a NumPy scalar), else None."""
+    if data.size and np.all(data == data.flat[0]):
+        return data.dtype.type(data.flat[0])
+    return None
 
 
 def _shift_stage(out: Outgoing, n: int) -> tuple:

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from numba import njit
 
-# kernels_fanout uniform path / per-synapse delays / vector payloads / uniform with weight_exp < 0
-FAN_KINDS = ("uniform", "delayed", "vector", "shifted")
+# kernels/fanout.py uniform path / per-synapse delays / vector payloads / uniform with weight_exp < 0
+# / uniform into a lean target (kernels/lif_lean.py: no touched marking)
+FAN_KINDS = ("uniform", "delayed", "vector", "shifted", "plain")
 
 _COMPILED: dict[str, object] = {}
 
@@ -36,14 +37,15 @@ _COMPILED: dict[str, object] = {}
 def loop_source(
     models: list[str],
     fans: list[tuple[int, str]],
-    has_input: list[bool],
+    inputs: list[str | None],
     n_traces: int,
     log_events: bool,
 ) -> str:
     """Python source of the run loop for one graph structure (fan kinds: FAN_KINDS).
 
     models: module-global name of each population's update kernel; fans: (source population,
-    kind) per projection in graph order; has_input: which populations get external input;
+    kind) per projection in graph order; inputs: per population None (no external input),
+    "listed" (added with touched marking) or "plain" (a lean population: no marking);
     n_traces: number of recorded (trace, state) pairs; log_events: keep every event's step and
     unit (the loop returns early, at the step it reached, when a log is too full for one more
     step's events; the caller grows the logs and calls again)."""
@@ -60,8 +62,10 @@ def loop_source(
             L.append("            return step")
     for p, update in enumerate(models):
         b = f"B[{p}]"
-        if has_input[p]:
+        if inputs[p] == "listed":
             L.append(f"        k.add_input(slot, X[{p}][step], {b}[0][0], {b}[1], {b}[2], {b}[3])")
+        elif inputs[p] == "plain":
+            L.append(f"        kll.add_input_plain(slot, X[{p}][step], {b}[0][0])")
         L += [
             f"        n, e{p}, a, w, c = {update}(slot, {b}, A[{p}])",
             f"        upd[step, {p}] = n",
@@ -99,6 +103,11 @@ def loop_source(
                     f"            s = (t + {f}[5]) % R",
                     f"            syn += kf.fan_out_uniform({head}, {f}[6], {tb}[0][{f}[7], s], "
                     f"{tb}[1][s], {tb}[2][s], {tb}[3], s)",
+                ]
+            elif kind == "plain":
+                L += [
+                    f"            s = (t + {f}[5]) % R",
+                    f"            syn += kll.fan_out_plain({head}, {tb}[0][{f}[7], s])",
                 ]
             elif kind == "shifted":  # F[j][8]: (stage, flags, touched, count, shift)
                 st = f"{f}[8]"
@@ -143,6 +152,7 @@ def compiled_loop(source: str, kernels: dict[str, object]):
         header = (
             "from atomspark.sim.kernels import common as k\n"
             "from atomspark.sim.kernels import fanout as kf\n"
+            "from atomspark.sim.kernels import lif_lean as kll\n"
             "from atomspark.sim.kernels import rsgn as kr\n"
         )
         imports = "".join(

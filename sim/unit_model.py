@@ -33,6 +33,21 @@ def _no_weight_check(label: str, data: np.ndarray) -> None:
     """Default projection check: any weights the target's arithmetic holds are fine."""
 
 
+@dataclass(frozen=True)
+class LeanKernel:
+    """A model's bookkeeping-free kernel for samples where every unit is busy at every step.
+
+    update: same convention as UnitModel.update; kernel_args(params, state, flags): its argument
+    tuple (flags: a zeroed uint8 scratch array of the population's size rounded up to 8);
+    applies(params, state): whether this sample qualifies. The engine uses it only when every
+    projection into the population has one delay for all its synapses and scalar events, and
+    the results must be bit-identical to the general kernel's."""
+
+    update: Callable
+    kernel_args: Callable[..., tuple]
+    applies: Callable[[object, dict], bool]
+
+
 @dataclass(frozen=True, eq=False)
 class UnitModel:
     """Declaration of one unit model.
@@ -45,7 +60,8 @@ class UnitModel:
     accepts_input: external input may be added to channel 0; sample_state: state entries a
     sample may set (drives, initial states) between runs; graded: events carry a value (binary
     spikes otherwise); check_weights(label, data): extra checks of projections into this model
-    (e.g. Lava's 8-bit mantissas); hooks: name -> function added by higher layers."""
+    (e.g. Lava's 8-bit mantissas); lean: an optional LeanKernel for always-busy samples;
+    hooks: name -> function added by higher layers."""
 
     name: str
     params_type: type
@@ -57,6 +73,7 @@ class UnitModel:
     accepts_input: bool = True
     initial_counter: Callable[[dict], int] = lambda state: 0
     check_weights: Callable[[str, np.ndarray], None] = _no_weight_check
+    lean: LeanKernel | None = None
     hooks: dict[str, Callable] = field(default_factory=dict)
 
     def hook(self, name: str, what: str) -> Callable:

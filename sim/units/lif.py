@@ -9,7 +9,8 @@ import numpy as np
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.kernels import lif as kl
-from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.kernels import lif_lean as kll
+from atomspark.sim.unit_model import LeanKernel, UnitModel, register
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
@@ -50,7 +51,8 @@ class LIFParams:
                 raise AtomsparkError(f"{name}.{key}: decay must be in [0, 1], got {val}")
         as_finite_array(f"{name}.vth", self.vth, ndim=0)
         as_finite_array(f"{name}.v_reset", self.v_reset, ndim=0)
-        require_int(f"{name}.refractory", self.refractory, minimum=0)
+        if require_int(f"{name}.refractory", self.refractory, minimum=0) >= 2**31:
+            raise AtomsparkError(f"{name}.refractory: must be below 2**31 steps")
         for key in ("bias", "v_init", "u_init"):
             per_unit(
                 f"{name}.{key}",
@@ -65,7 +67,7 @@ class LIFParams:
             "u": per_unit("u_init", self.u_init, size, dt),
             "u2": np.zeros(size, dt),
             "v": per_unit("v_init", self.v_init, size, dt),
-            "refr": np.zeros(size, np.int64),
+            "refr": np.zeros(size, np.int32),  # steps left in the refractory period
             "bias": per_unit("bias", self.bias, size, dt),
         }
 
@@ -124,6 +126,15 @@ def _lif_update(slot, buf, args):
 
 
 @njit(cache=True)
+def _lif_lean_update(slot, buf, args):
+    n_emit = kll.lif_lean_step(slot, buf[0], *args, buf[7], buf[8])
+    n = args[0].size  # every unit has a bias: all are updated and stay pending
+    buf[5][0] = n
+    buf[5][1] = 1  # the pending list is stale, as after a dense sweep
+    return n, n_emit, n, 0, 0
+
+
+@njit(cache=True)
 def _lif_fixed_update(slot, buf, args):
     n, n_emit, wraps, clips = kl.lif_fixed_step(slot, *buf[:7], *args, *buf[7:])
     return n, n_emit, buf[5][0], wraps, clips
@@ -134,6 +145,21 @@ def _lif_args(par: LIFParams, st: dict, counter: np.ndarray, dense_min: int) -> 
     consts = np.array([1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt)
     return (st["u"], st["u2"], st["v"], st["refr"], st["bias"], consts, int(par.refractory),
             dense_min)  # fmt: skip
+
+
+def _lif_lean_args(par: LIFParams, st: dict, flags: np.ndarray) -> tuple:
+    dt = FLOAT_DTYPES[par.dtype]
+    consts = np.array([1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt)
+    bias = st["bias"]
+    if bias.size and np.all(bias == bias[0]):
+        bias = dt(bias[0])  # uniform: one scalar instead of an n-long array
+    return (st["u"], st["u2"], st["v"], st["refr"], bias, consts,
+            st["refr"].dtype.type(par.refractory), flags)  # fmt: skip
+
+
+def _every_unit_biased(par: LIFParams, st: dict) -> bool:
+    """Every unit has a nonzero bias, so every unit is updated and pending at every step."""
+    return bool(np.all(st["bias"] != 0))
 
 
 def _lif_fixed_args(par: LIFFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
@@ -155,6 +181,7 @@ LIF = register(
         initially_pending=_lif_nonzero,
         sample_state=("u", "v", "bias"),
         graded=False,
+        lean=LeanKernel(_lif_lean_update, _lif_lean_args, _every_unit_biased),
     )
 )
 LIF_FIXED = register(

@@ -1,0 +1,116 @@
+"""The lean float LIF sweep: every unit, every step, none of the event bookkeeping.
+
+Used (engine.lean_populations) for a float LIF population whose every unit has a nonzero bias
+(e.g. CUBA): then every unit is updated and pending at every step anyway, so the touched flags,
+touched lists and pending list of the general kernels (sim/kernels/lif.py) carry no information.
+This sweep reads each channel's ring slot and zeroes it, updates u, u2, v and the refractory
+counter with the same arithmetic in the same order as the general dense sweep, and writes one
+uint8 spike flag per unit; spikes are then listed by scanning the flags eight at a time (one
+64-bit word per eight units). A uniform bias is one scalar instead of an n-long array.
+Projections into a lean population skip the touched marking (`fan_out_plain`).
+
+Results are bit-identical to the general path: same states, spikes in ascending unit order,
+and the same counters (every unit is an update and stays pending, since its bias is nonzero).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+
+@njit(cache=True)
+def list_flagged(flags, emit_idx, emit_val):
+    """List the units whose uint8 flag is set, in ascending order, as binary events; flags is
+    padded to a multiple of 8 (padding stays 0) and scanned one 64-bit word at a time."""
+    words = flags.view(np.uint64)
+    n_emit = 0
+    for w in range(words.size):
+        if words[w] != 0:
+            base = 8 * w
+            for j in range(8):
+                if flags[base + j]:
+                    emit_idx[n_emit] = base + j
+                    emit_val[n_emit] = 1
+                    n_emit += 1
+    return n_emit
+
+
+def value_at(values, i):
+    """Entry i of a per-unit (or per-synapse) array, or the value itself when it is a uniform
+    scalar (Numba compiles one specialisation for each, so a uniform value costs no loads)."""
+    return values[i] if np.ndim(values) else values
+
+
+@overload(value_at, jit_options={"cache": True})
+def _value_at(values, i):
+    if isinstance(values, types.Array):
+        return lambda values, i: values[i]
+    return lambda values, i: values
+
+
+@njit(cache=True)
+def lif_lean_step(slot, ring, u, u2, v, refr, bias, consts, refractory, flags, emit_idx, emit_val):
+    """Update every unit (consts = [1-du, 1-du2, 1-dv, vth, v_reset] in the state dtype; bias:
+    an n-long array, or one scalar when it is uniform); returns the number of events."""
+    if ring.shape[0] == 2:
+        n_spike = _sweep(ring[0, slot], ring[1, slot], u, u2, v, refr, bias, consts, refractory,
+                         flags)  # fmt: skip
+    else:
+        n_spike = _sweep(ring[0, slot], None, u, u2, v, refr, bias, consts, refractory, flags)
+    if n_spike == 0:
+        return 0
+    return list_flagged(flags, emit_idx, emit_val)
+
+
+@njit(cache=True)
+def _sweep(r0, r1, u, u2, v, refr, bias, consts, refractory, flags):
+    """The branch-free loop (specialised by Numba for one or two channels and for an array or
+    scalar bias, so that LLVM vectorises it); same arithmetic as sim/kernels/lif.py's dense sweep."""
+    ku, ku2, kv, vth, v_reset = consts[0], consts[1], consts[2], consts[3], consts[4]
+    n_spike = 0
+    for i in range(u.size):
+        uu = u[i] * ku + r0[i]
+        r0[i] = 0
+        uu2 = u2[i]
+        if r1 is not None:
+            uu2 = uu2 * ku2 + r1[i]
+            r1[i] = 0
+        r = refr[i]
+        held = r > 0
+        vn = v[i] * kv + uu + uu2 + value_at(bias, i)
+        fire = (not held) & (vn > vth)
+        u[i] = uu
+        u2[i] = uu2
+        v[i] = v_reset if held | fire else vn
+        refr[i] = r - 1 if held else (refractory if fire else r)
+        flags[i] = fire
+        n_spike += fire
+    return n_spike
+
+
+@njit(cache=True)
+def fan_out_plain(emit_idx, emit_val, n_emit, indptr, indices, data, acc):
+    """Deliver events along a uniform-delay projection into its delivery slot's accumulator
+    (acc) without touched marking (the target is lean); same order and sums as fan_out_uniform.
+    data: per-synapse weights, or one scalar when all are equal (e.g. CUBA: no weight loads).
+    Returns the number of synaptic operations."""
+    synops = 0
+    for e in range(n_emit):
+        s = emit_idx[e]
+        val = emit_val[e]
+        start = indptr[s]
+        stop = indptr[s + 1]
+        synops += stop - start
+        for k in range(start, stop):
+            acc[indices[k]] += value_at(data, k) * val
+    return synops
+
+
+@njit(cache=True)
+def add_input_plain(slot, values, ring_ch):
+    """Add an external input vector's nonzero entries to a ring slot (no touched marking)."""
+    for i in range(values.size):
+        if values[i] != 0:
+            ring_ch[slot, i] += values[i]
