@@ -90,3 +90,32 @@ def test_spark_on_a_node_keeps_gradients_finite(dtype):
     assert alpha[0, 0] > 0.99
     alpha.sum().backward()
     assert torch.isfinite(module.positions.grad).all()
+
+
+@pytest.mark.parametrize("mode", ["published", "sparse"])
+def test_positions_that_left_the_ball_are_projected_in_the_forward_pass(mode, rng):
+    """The released code keeps the raw position parameter and projects it in the forward pass:
+    a node past the ball is seen at norm 0.95, the exported model computes the same function,
+    and only project_(positions=True) rewrites the parameter."""
+    config = _config(mode)
+    params = init_params(config, seed=4)
+    module = rsgn_to_torch(params, config)
+    with torch.no_grad():
+        module.positions[0] *= 1.2 / float(module.positions[0].norm())
+        module.thresholds[1] = -2.0  # an unbounded threshold (no clamp without the homeostat)
+    tokens = rng.standard_normal((4, 7, 5))
+    scores, alpha = module(torch.from_numpy(tokens))
+    exported, _ = rsgn_from_torch(module)
+    assert np.linalg.norm(exported.positions[0]) == pytest.approx(0.95)
+    assert exported.thresholds[1] == -2.0
+    ref = np_forward(exported, config, tokens)
+    np.testing.assert_allclose(scores.detach().numpy(), ref.scores, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(alpha.detach().numpy(), ref.propagation.alpha, atol=1e-12)
+    module.project_(positions=False, thresholds=False)
+    assert float(module.positions[0].norm()) == pytest.approx(1.2)
+    assert float(module.thresholds[1]) == -2.0
+    module.project_()
+    assert float(module.positions[0].norm()) == pytest.approx(0.95)
+    assert float(module.thresholds[1]) == config.threshold_bounds[0]
+    module.project_in_forward = False  # the earlier rule: the parameter is the position
+    assert torch.equal(module.node_positions(), module.positions)

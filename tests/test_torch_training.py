@@ -230,3 +230,33 @@ def test_validated_config_validates_again():
     assert validate_config(cfg) == cfg
     with pytest.raises(AtomsparkError, match="'model.n_nodes'"):
         validate_config({"task": "rsgn-sequence", "model": {"n_nodes": None}})
+
+
+@pytest.mark.parametrize("clamp", ["homeostat", "every-step"])
+def test_thresholds_are_clamped_only_where_the_released_code_clamps(clamp, tmp_path):
+    """Without Hebbian updates the released code never clamps the thresholds (its clamp lives in
+    the homeostat); model.threshold_clamp = "every-step" keeps atomspark's earlier clamp."""
+    cfg = json.loads(json.dumps(RSGN))
+    cfg["optimizer"] = {"lr": 0.05}
+    cfg["plasticity"] = {"enabled": False}
+    cfg["model"].update(threshold_max=0.5, threshold_clamp=clamp)
+    train(cfg, tmp_path, progress=False)
+    theta = _state(tmp_path)["thresholds"]
+    inside = bool(((theta >= 0.01) & (theta <= 0.5)).all())
+    assert inside == (clamp == "every-step")
+    params, _ = load_model(tmp_path / "model.npz")
+    assert np.array_equal(params.thresholds, theta.numpy())
+
+
+def test_position_projection_in_place_is_atomsparks_earlier_rule(tmp_path):
+    """The two position rules train the same function while no node reaches the ball's edge;
+    in-place projection is the identity on positions inside it, so both runs are bit-identical
+    here, and the default (forward) leaves identity-neutral cells unchanged."""
+    a, b = (json.loads(json.dumps(RSGN)) for _ in range(2))
+    b["model"]["position_projection"] = "in-place"
+    train(a, tmp_path / "a", progress=False)
+    train(b, tmp_path / "b", progress=False)
+    sa, sb = _state(tmp_path / "a"), _state(tmp_path / "b")
+    assert float(sa["positions"].norm(dim=1).max()) < 0.95
+    for k in sa:
+        assert torch.equal(sa[k], sb[k]), k

@@ -90,6 +90,12 @@ _SECTIONS = {
         "target_activity": (_NUM, 0.1),
         "ignition_sigma": (_NUM, 0.4),  # width of the ignition's Gaussian around spark points
         "threshold_max": (_NUM, 0.99),  # released code clamps thresholds to [0.01, 0.99]
+        # "forward": the forward pass projects the positions, the parameter is never rewritten
+        # (released code); "in-place": rescaled into the ball after every optimiser step
+        "position_projection": (str, "forward"),
+        # "homeostat": only the homeostatic update clamps the thresholds (released code);
+        # "every-step": clamped after every optimiser step as well, with or without plasticity
+        "threshold_clamp": (str, "homeostat"),
         # VN
         "input_dim": (int, None),
         "layer_sizes": (list, [[16, 8]]),
@@ -188,6 +194,12 @@ HELP = {
     "model.ignition_sigma": "RSGN: width of the ignition's Gaussian around spark points (> 0)",
     "model.target_activity": "RSGN: activity the homeostatic thresholds aim for, in (0, 1)",
     "model.threshold_max": "RSGN: upper clamp of the thresholds (released code: 0.99)",
+    "model.position_projection": "RSGN: `forward` (the forward pass projects node positions "
+    "into the ball and the parameter may leave it: released code) or `in-place` (rescaled into "
+    "the ball after every optimiser step: atomspark before 2026-12)",
+    "model.threshold_clamp": "RSGN: `homeostat` (only the homeostatic update clamps the "
+    "thresholds, so without plasticity they are unbounded: released code) or `every-step` "
+    "(clamped after every optimiser step too)",
     "model.input_dim": "VN: signal dimension; unset means data.dim",
     "model.layer_sizes": "VN: one [atoms, output size] pair per layer, e.g. [[16, 8]]",
     "model.lam": "VN: l1 weight per layer (one number or one per layer, >= 0)",
@@ -256,6 +268,8 @@ IDENTITY_NEUTRAL = {
     "data.stream": "generator",
     "plasticity.homeostasis_signal": "alpha",
     "plasticity.learn_thresholds": True,
+    "model.position_projection": "in-place",
+    "model.threshold_clamp": "every-step",
 }
 
 
@@ -279,6 +293,8 @@ _CHOICES = {
     "model.kind": MODEL_KINDS,
     "plasticity.homeostasis_scope": ("node", "global"),
     "plasticity.homeostasis_signal": ("alpha", "events"),
+    "model.position_projection": ("forward", "in-place"),
+    "model.threshold_clamp": ("homeostat", "every-step"),
 }
 
 

@@ -68,11 +68,14 @@ def rsgn_to_torch(
 
 
 def rsgn_from_torch(module: TorchRSGN) -> tuple[RSGNParams, RSGNConfig]:
-    """(RSGNParams, RSGNConfig) with the module's current parameters, validated."""
+    """(RSGNParams, RSGNConfig) with the module's current parameters, validated; positions as
+    the forward pass sees them (projected into the ball), so both compute the same function."""
     if not isinstance(module, TorchRSGN):
         raise AtomsparkError(f"module: expected a TorchRSGN, got {type(module).__name__}")
     config = module.config
     kw = {k: _to_numpy(getattr(module, k)) for k in _DENSE_NAMES}
+    # the positions the model uses (the parameter may have left the ball: see node_positions)
+    kw["positions"] = _to_numpy(module.node_positions())
     if config.mode == "published":
         kw["affinity_u"] = _to_numpy(module.affinity_u)
         kw["affinity_v"] = _to_numpy(module.affinity_v)

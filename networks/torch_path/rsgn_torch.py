@@ -7,8 +7,10 @@ sparse: one learned affinity per stored edge (`edge_data`, the CSR data in CSR o
 pattern is a fixed buffer); the weight matrix is scattered densely on the device (N is small,
 and dense matmuls are what a GPU does well), hyperbolic ignition and the exact-zero event cutoff.
 
-`project_()` keeps positions inside the ball (and thresholds/affinities in range) after each
-optimiser step. Gradients never see the arccosh singularity: the diagonal of the distance
+Positions are projected into the ball in the forward pass (`node_positions`), as in the released
+code, whose parameter may leave the ball: a node past norm 1 is seen at norm 0.95.
+`project_()` can also rewrite the parameters after an optimiser step (positions rescaled in
+place, thresholds clamped): atomspark's earlier rule, kept as a training option. Gradients never see the arccosh singularity: the diagonal of the distance
 matrix is excluded before arccosh. Under bfloat16 autocast (train's mixed_precision) the matmuls
 run in bfloat16 while the state, the inhibition normaliser and the read-out stay in the
 parameters' dtype.
@@ -56,6 +58,7 @@ class TorchRSGN(nn.Module):
     ) -> None:
         super().__init__()
         self.config = config
+        self.project_in_forward = True  # training's model.position_projection = "forward"
         for name in _DENSE_NAMES:
             setattr(self, name, nn.Parameter(arrays[name].clone()))
         if config.mode == "published":
@@ -67,6 +70,15 @@ class TorchRSGN(nn.Module):
             self.register_buffer("edge_cols", edge_cols.clone())
 
     # ----- weights and neighbourhoods -------------------------------------------------------
+    def node_positions(self) -> torch.Tensor:
+        """The positions the model uses. With `project_in_forward` (the released code's
+        get_positions, the default) the parameter is rescaled to norm 0.95 where it reached the
+        ball's edge (norm >= 1); without it, the parameter itself (kept inside by project_)."""
+        if not self.project_in_forward:
+            return self.positions
+        cfg = self.config
+        return _project(self.positions, cfg.position_max_norm, cfg.curvature, 1.0)
+
     def _geodesic(self, p: torch.Tensor, q: torch.Tensor, off_diagonal: torch.Tensor | None):
         """arccosh(1 + 2c|p-q|^2 / ((1-c|p|^2)(1-c|q|^2))) / sqrt(c), elementwise over broadcast."""
         c = self.config.curvature
@@ -86,7 +98,7 @@ class TorchRSGN(nn.Module):
 
     def connection_weights(self) -> torch.Tensor:
         """Dense (N, N) W with the sender on the row (zero where no edge, zero diagonal)."""
-        cfg, p = self.config, self.positions
+        cfg, p = self.config, self.node_positions()
         n = cfg.n_nodes
         if cfg.mode == "published":
             off = ~torch.eye(n, dtype=torch.bool, device=p.device)
@@ -115,7 +127,7 @@ class TorchRSGN(nn.Module):
         cfg = self.config
         with torch.no_grad():
             if cfg.mode == "published":
-                p = self.positions
+                p = self.node_positions()
                 d = torch.sqrt(((p[:, None, :] - p[None, :, :]) ** 2).sum(-1))
                 return (d < cfg.inhibition_radius).to(p.dtype)
             P = self.edge_pattern()
@@ -138,7 +150,7 @@ class TorchRSGN(nn.Module):
         """alpha_i = exp(-min_t dist(spark_t, p_i)^2 / (2 sigma^2)), (B, N)."""
         cfg = self.config
         sparks = self.spark_points(tokens)[:, :, None, :]
-        p = self.positions[None, None, :, :]
+        p = self.node_positions()[None, None, :, :]
         if cfg.mode == "published":
             d2 = ((sparks - p) ** 2).sum(-1)
         else:
@@ -198,16 +210,21 @@ class TorchRSGN(nn.Module):
         return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
 
     @torch.no_grad()
-    def project_(self) -> None:
-        """After an optimiser step: positions back into the ball, thresholds and edge affinities
-        into their valid ranges (the constraints the reference model validates)."""
+    def project_(self, positions: bool = True, thresholds: bool = True) -> None:
+        """After an optimiser step: positions rescaled into the ball in place (positions=True)
+        and thresholds clamped to their bounds (thresholds=True): atomspark's earlier rule. The
+        released code does neither (training's defaults): its forward pass projects the
+        positions and only its homeostat clamps the thresholds. Sparse edge affinities are
+        always kept in [0, 1] (a CSR graph's validity)."""
         cfg = self.config
-        trigger = 1.0 if cfg.mode == "published" else cfg.position_max_norm
-        self.positions.copy_(
-            _project(self.positions, cfg.position_max_norm, cfg.curvature, trigger)
-        )
-        lo, hi = cfg.threshold_bounds
-        self.thresholds.clamp_(lo, hi)
+        if positions:  # published: rows that left the ball; sparse: rows past 0.95
+            trigger = 1.0 if cfg.mode == "published" else cfg.position_max_norm
+            self.positions.copy_(
+                _project(self.positions, cfg.position_max_norm, cfg.curvature, trigger)
+            )
+        if thresholds:
+            lo, hi = cfg.threshold_bounds
+            self.thresholds.clamp_(lo, hi)
         if cfg.mode == "sparse":
             self.edge_data.clamp_(0.0, 1.0)
 

@@ -1,7 +1,7 @@
 """Two-time-scale training driven by a TOML config, with atomic checkpoints and exact resume.
 
 RSGN ("rsgn-sequence"): fast scale = AdamW on cross-entropy (grad clip, cosine schedule),
-positions projected into the ball after each step; slow scale, after each step = the reference's
+positions projected into the ball in the forward pass (model.position_projection); slow scale, after each step = the reference's
 reward-modulated Hebbian affinity update and homeostatic thresholds (plasticity.py's rules, done
 on the device by slow_torch.py), and in sparse mode prune/sprout every `structural_every` epochs.
 A step makes one host sync (its metrics, copied to the host together); the training set is
@@ -107,7 +107,10 @@ def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
         return net.to(device=device, dtype=dtype)
     if cfg["task"] == "rsgn-sequence":
         rc = _rsgn_config(cfg, input_dim, extra["n_classes"])
-        return rsgn_to_torch(init_params(rc, seed=cfg["seed"]), rc).to(device=device, dtype=dtype)
+        module = rsgn_to_torch(init_params(rc, seed=cfg["seed"]), rc).to(device=device, dtype=dtype)
+        # the released rule (project in the forward pass) or atomspark's earlier one (in place)
+        module.project_in_forward = cfg["model"]["position_projection"] == "forward"
+        return module
     m = cfg["model"]
     if m["input_dim"] is not None and m["input_dim"] != input_dim:
         raise AtomsparkError(
@@ -244,7 +247,11 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     opt.step()
     if cfg["optimizer"]["schedule"] != "cosine-epoch":
         sched.step()
-    module.project_()
+    m = cfg["model"]
+    module.project_(
+        positions=m["position_projection"] == "in-place",
+        thresholds=m["threshold_clamp"] == "every-step",
+    )
     alpha = alpha.detach()
     p = cfg["plasticity"]
     if p["enabled"]:
