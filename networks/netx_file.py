@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 LIF_TYPES = ("CUBA", "LOIHI")
 SDNN_TYPES = ("SDNN",)

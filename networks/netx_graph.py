@@ -29,9 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.netx_file import NetxLayer, NetxNetwork
 from atomspark.sim import fixed_point as fx
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units_lif import LIFFixedParams
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.units.lif import LIFFixedParams
 
 NETX_BIAS_EXP = 6  # netx get_neuron_params: 'bias_exp': 6 for CUBA/LOIHI layers
 RELAY = LIFFixedParams(du=4095, dv=4095, vth=0)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from atomspark.networks.netx_file import read_netx
 from atomspark.networks.netx_graph import NETX_BIAS_EXP, conv_matrix, netx_dense_weights, netx_graph
-from atomspark.scenarios.cli import main
+from atomspark.scenarios.cli.main import main
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
-from atomspark.sim.validation import AtomsparkError
 
 h5py = pytest.importorskip("h5py")
 DATA = Path(__file__).parent / "data" / "netx"

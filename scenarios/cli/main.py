@@ -39,7 +39,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from atomspark.scenarios.import_run import import_network
+    from atomspark.scenarios.runs.netx_import import import_network
 
     import_network(
         args.net,

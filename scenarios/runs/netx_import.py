@@ -9,12 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
-from atomspark.networks.model_io import atomic_write_text
 from atomspark.networks.netx_file import read_netx
 from atomspark.networks.netx_graph import netx_graph
-from atomspark.scenarios.netx_predict import predict, sample_inputs
+from atomspark.scenarios.runs.netx_predict import predict, sample_inputs
+from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.run_folder import prepare_run_folder
-from atomspark.sim.validation import AtomsparkError, require_int
 
 OUTPUTS = ("import.json", "profile.json")
 

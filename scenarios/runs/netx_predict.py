@@ -23,9 +23,9 @@ from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.mapping.placement import Placement, place
 from atomspark.networks.netx_file import NetxNetwork
 from atomspark.networks.netx_graph import NETX_BIAS_EXP, NetxGraph
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.profile import COUNTER_FIELDS, Profile
-from atomspark.sim.validation import AtomsparkError
 
 
 @dataclass(frozen=True)
