@@ -113,8 +113,7 @@ def dense_workload(graph: Graph, steps: int, batch: int = 1) -> DenseWorkload:
     units = graph.total_units * w
     flops = steps * (2.0 * macs + 4.0 * units)  # matvecs + a few element-wise ops per unit
     weight_bytes = BYTES_PER_WEIGHT_FP32 * (
-        weights
-        + max((getattr(p.params, "macs_per_update", 0) for p in graph.populations), default=0)
+        weights + max((p.params.macs_per_update for p in graph.populations), default=0)
     )
     bytes_moved = steps * (weight_bytes / batch + 3 * 4.0 * units)
     return DenseWorkload(flops, bytes_moved, steps * max(len(graph.projections), 1))

@@ -82,9 +82,7 @@ def unit_width(graph: Graph) -> int:
     """Compartments per unit in the node layout: the payload length of vector units, else 1."""
     if not isinstance(graph, Graph):
         raise AtomsparkError(f"graph: expected an engine Graph, got {type(graph).__name__}")
-    widths = {
-        int(np.prod(getattr(p.params, "payload_shape", ()) or (1,))) for p in graph.populations
-    }
+    widths = {int(np.prod(p.params.payload_shape or (1,))) for p in graph.populations}
     if len(widths) != 1:
         raise AtomsparkError(f"graph: mixed payload widths {sorted(widths)} are not priced")
     return widths.pop()
@@ -92,7 +90,7 @@ def unit_width(graph: Graph) -> int:
 
 def macs_per_update(graph: Graph) -> np.ndarray:
     """Internal multiply-adds of one update of each population's units (RSGN: d^2 for W_h)."""
-    return np.array([getattr(p.params, "macs_per_update", 0) for p in graph.populations])
+    return np.array([p.params.macs_per_update for p in graph.populations])
 
 
 def _node_profile_sums(profile: Profile) -> dict:

@@ -25,8 +25,8 @@ import scipy.sparse as sp
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.unit_model import model_of
 from atomspark.sim.units.lif import LIFFixedParams, LIFParams
+from atomspark.sim.units.vn import VNParams
 from atomspark.sim.units.vn_fixed import ETA_MANT_BITS, STATE_BITS, VNFixedParams
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def quantize_lif_graph(graph: Graph, scale: float | None = None) -> Graph:
     defaults to the largest one that keeps every projection's weights in 8 bits with exponent 0.
     Projections with smaller weights get a negative exponent (down to MIN_WEIGHT_EXP), so they
     keep 8 significant bits instead of rounding to a few integer levels."""
-    if any(model_of(p.params).name != "lif" for p in graph.populations):
+    if any(not isinstance(p.params, LIFParams) for p in graph.populations):
         raise AtomsparkError("graph: quantize_lif_graph needs float LIF populations only")
     if scale is None:
         wmax = max((np.abs(p.data).max(initial=0) for p in graph.projections), default=0)
@@ -219,7 +219,7 @@ def quantize_vn_graph(graph: Graph, frac_bits: int = 12) -> Graph:
         raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
     for pop in graph.populations:
         par = pop.params
-        if model_of(par).name != "vn":
+        if not isinstance(par, VNParams):
             raise AtomsparkError(
                 f"{pop.name}: quantize_vn_graph needs float VN populations only, "
                 f"got {type(par).__name__}"
@@ -297,7 +297,7 @@ def vn_quantization_report(graph: Graph, fixed_graph: Graph, steps: int) -> VNQu
     steps = require_int("steps", steps, minimum=1)
     names = [p.name for p in graph.populations]
     if [p.name for p in fixed_graph.populations] != names or any(
-        model_of(p.params).name != "vn_fixed" for p in fixed_graph.populations
+        not isinstance(p.params, VNFixedParams) for p in fixed_graph.populations
     ):
         raise AtomsparkError("fixed_graph: expected quantize_vn_graph(graph) (same populations)")
     if len(fixed_graph.projections) != len(graph.projections):

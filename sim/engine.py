@@ -188,7 +188,7 @@ class Engine:
     def _make_buffers(self, i: int, pop: Population) -> PopulationBuffers:
         n, dt = pop.size, self._value_dtype(pop)
         first = self.models[i].initially_pending(pop.params, self.state[pop.name])
-        tail = getattr(pop.params, "payload_shape", ())  # vector events (RSGN): (d,)
+        tail = pop.params.payload_shape  # vector events (RSGN): (d,)
         R = self.graph.ring_length
         pend = np.zeros(n, np.int64)
         idx = np.flatnonzero(first)

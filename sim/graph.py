@@ -15,13 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.kernels.fanout import has_repeated_targets
-from atomspark.sim.unit_model import model_of
-from atomspark.sim.units.lif import FLOAT_DTYPES, LIFFixedParams, LIFParams
-from atomspark.sim.units.rsgn import RSGNNodeParams
-from atomspark.sim.units.vn import VNParams
-from atomspark.sim.units.vn_fixed import VNFixedParams
-
-UnitParams = LIFParams | LIFFixedParams | VNParams | RSGNNodeParams | VNFixedParams  # built-ins
+from atomspark.sim.unit_model import UnitParams, model_of
+from atomspark.sim.units.lif import FLOAT_DTYPES  # importing sim.units registers the built-ins
 
 
 @dataclass(frozen=True)
@@ -285,8 +280,8 @@ class Graph:
                 raise AtomsparkError(
                     f"{label} weights: expected shape ({tgt.size}, {src.size}), got {proj.shape}"
                 )
-            src_shape = getattr(src.params, "payload_shape", ())
-            tgt_shape = getattr(tgt.params, "payload_shape", ())
+            src_shape = src.params.payload_shape
+            tgt_shape = tgt.params.payload_shape
             if src_shape != tgt_shape:
                 raise AtomsparkError(
                     f"{label}: source events carry payload shape {src_shape} but the target "

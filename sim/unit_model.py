@@ -29,6 +29,18 @@ import numpy as np
 from atomspark.sim.core import AtomsparkError
 
 
+class UnitParams:
+    """Base of every unit model's parameter dataclass: the facts the engine, the graph checks and
+    the cost models read, with the defaults of a unit that sends scalar events. A model overrides
+    what differs (RSGN nodes: d-wide vector events and a d x d transform per update).
+
+    Each subclass also provides check_size(name, size), init_state(size), n_channels,
+    payload_bits, is_fixed_point and dtype (see the built-ins in sim/units/)."""
+
+    payload_shape: tuple[int, ...] = ()  # shape of one event's payload beyond the unit axis
+    macs_per_update: int = 0  # multiply-accumulates of one unit update beyond the fan-in sum
+
+
 def _no_weight_check(label: str, data: np.ndarray) -> None:
     """Default projection check: any weights the target's arithmetic holds are fine."""
 
@@ -92,6 +104,11 @@ def register(model: UnitModel) -> UnitModel:
     """Make `model` known to the engine, graph checks and exports (one model per params type)."""
     if not isinstance(model, UnitModel):
         raise AtomsparkError(f"register: expected a UnitModel, got {type(model).__name__}")
+    if not (isinstance(model.params_type, type) and issubclass(model.params_type, UnitParams)):
+        raise AtomsparkError(
+            f"register: {model.name!r}: its params_type must subclass "
+            "atomspark.sim.unit_model.UnitParams"
+        )
     known = _REGISTRY.get(model.params_type)
     if known is not None and known is not model:
         raise AtomsparkError(

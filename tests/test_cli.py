@@ -127,8 +127,9 @@ def test_export_errors_are_named(vn_file, tmp_path, capsys):
 def test_export_rsgn_fixed_point_bundle_equals_the_integer_engine(rsgn_file, tmp_path, capsys):
     """--fixed on an RSGN: the quantisation report in one line, and the bundle's NumPy reference
     run equals the integer engine running the first sample, bit for bit."""
-    from atomspark.mapping.lava.bundle import alpha_record, reference_run
+    from atomspark.mapping.lava.bundle import reference_run
     from atomspark.mapping.lava.export import load_bundle
+    from atomspark.mapping.lava.net import alpha_record
     from atomspark.mapping.quantize import fixed_rsgn_runner
     from atomspark.networks.rsgn_compile import NODE_POPULATION
     from atomspark.networks.sample_runner import rsgn_runner

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from atomspark.mapping.lava.bundle import (
-    alpha_record,
     from_graph,
     reference_run,
     to_graph,
 )
 from atomspark.mapping.lava.export import FLOAT_TOLERANCE, export_lava, load_bundle, run_lava
+from atomspark.mapping.lava.net import alpha_record
 from atomspark.networks.rsgn import RSGNConfig, init_params
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
 from atomspark.sim.core import AtomsparkError

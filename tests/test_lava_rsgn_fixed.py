@@ -11,8 +11,9 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from atomspark.mapping.lava.bundle import alpha_record, from_graph, reference_run, to_graph
+from atomspark.mapping.lava.bundle import from_graph, reference_run, to_graph
 from atomspark.mapping.lava.export import export_lava, load_bundle
+from atomspark.mapping.lava.net import alpha_record
 from atomspark.mapping.quantize import quantize_rsgn_graph
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences

@@ -4,6 +4,8 @@ parameter class that is not registered, with one line naming it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from atomspark.mapping.lava.bundle import from_graph
@@ -14,7 +16,7 @@ from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.unit_model import UnitModel, model_of, register, registered_models
 from atomspark.sim.units.lif import LIFParams
-from relay_model import RELAY, RelayParams
+from relay_example.model import RELAY, RelayParams
 
 
 def _relay_chain(w: np.ndarray) -> Graph:
@@ -66,9 +68,21 @@ def test_an_unknown_model_is_an_error_in_the_graph():
         Population("x", 3, Unregistered())
 
 
+@dataclass(frozen=True)
+class MuteParams(RelayParams):
+    """A relay registered under another name and given no exports."""
+
+
+MUTE = register(UnitModel("mute_example", MuteParams, RELAY.update, RELAY.kernel_args,
+                          RELAY.initially_pending, ("last",), graded=True))  # fmt: skip
+
+
 def test_models_without_an_export_say_so():
-    graph = _relay_chain(np.ones((2, 2)))
-    with pytest.raises(AtomsparkError, match="'relay_example' .* has no Lava export"):
+    graph = Graph(
+        [Population("a", 2, MuteParams(2.0)), Population("b", 2, MuteParams(0.5))],
+        [Projection("a", "b", np.ones((2, 2)))],
+    )
+    with pytest.raises(AtomsparkError, match="'mute_example' .* has no Lava export"):
         from_graph(graph)
     with pytest.raises(AtomsparkError, match="float LIF populations only"):
         quantize_lif_graph(graph)
@@ -76,7 +90,7 @@ def test_models_without_an_export_say_so():
         quantize_vn_graph(graph)
     pytest.importorskip("nir")
     _, unsupported = to_nir(graph)
-    assert any("RelayParams has no NIR primitive" in u for u in unsupported)
+    assert any("MuteParams has no NIR primitive" in u for u in unsupported)
 
 
 def test_registering_a_second_model_for_the_same_parameters_is_refused():
@@ -85,3 +99,27 @@ def test_registering_a_second_model_for_the_same_parameters_is_refused():
     with pytest.raises(AtomsparkError, match="already the parameters of 'relay_example'"):
         register(clash)
     assert register(RELAY) is RELAY  # registering the same declaration again is harmless
+
+
+@pytest.mark.lava
+def test_the_worked_example_exports_to_lava_and_verifies(tmp_path):
+    """docs/architecture.md's relay, with its Lava module, runs on Lava exactly as on the engine
+    and the reference, and travels through a bundle: a model on par with the built-ins."""
+    pytest.importorskip("lava")
+    import relay_example.lava_side  # noqa: F401  (registers the relay's LavaUnit)
+    from atomspark.mapping.lava.export import export_lava, load_bundle, verify_lava
+
+    rng = np.random.default_rng(3)
+    graph = Graph(
+        [
+            Population("drive", 4, LIFParams(du=0.2, dv=0.1, vth=1.0, bias=[0.3, 0.5, 0.7, 0.9])),
+            Population("relay", 3, RelayParams(1.5)),
+        ],
+        [Projection("drive", "relay", rng.standard_normal((3, 4)))],
+    )
+    report = verify_lava(graph, 16)
+    assert report.passed, report
+    assert report.lava_events["relay"] > 0
+    net = load_bundle(export_lava(graph, tmp_path / "bundle"))
+    assert [p.model for p in net.populations] == ["lif", "relay"]
+    assert verify_lava(tmp_path / "bundle", 16).passed

@@ -25,17 +25,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava.bundle import (
-    LavaConnection,
-    LavaNet,
-    LavaPopulation,
-    alpha_record,
     event_counts,
     from_graph,
-    output_records,
     reference_run,
-    sent_payloads,
     to_graph,
 )
+from atomspark.mapping.lava.net import LavaConnection, LavaNet, LavaPopulation
+from atomspark.mapping.lava.units import lava_unit
 from atomspark.networks.model_io import load_arrays, save_arrays
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
@@ -47,7 +43,6 @@ WEIGHTS_FILE = "weights.npz"
 META_FILE = "metadata.json"
 ENTRY_FILE = "run_bundle.py"
 GRADED_MESSAGE_BITS = 24  # Loihi 2 graded spike payload used for VN change events
-LAVA_PROCESS = {"lif": "LIF", "vn": "VNAtom", "rsgn": "RSGNNodes"}
 FLOAT_TOLERANCE = 1e-9  # max |Lava - reference| per output in float (summation order only)
 SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
 # Processes Intel's lava-loihi maps to neurocores; others have only CPU (Python) models here, so
@@ -57,9 +52,7 @@ NEUROCORE_PROCESSES = ("LIF", "Sparse")
 
 def lava_process(p: LavaPopulation) -> str:
     """The Lava Process class that runs population `p`."""
-    if p.model == "rsgn" and p.arithmetic == "fixed":
-        return "RSGNFixedNodes"
-    return LAVA_PROCESS[p.model]
+    return lava_unit(p).process
 
 
 def hardware_run_config(net: LavaNet) -> dict:
@@ -125,49 +118,19 @@ def as_lava_net(source: Graph | LavaNet | str | Path) -> LavaNet:
 def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
     """Create and connect the Lava Processes; returns {'procs': {name: proc}, 'recorders': ...}."""
     from atomspark.mapping.lava.procs.recorder import Recorder
-    from atomspark.mapping.lava.procs.vn_atom import VNAtom
-    from lava.proc.lif.process import LIF
     from lava.proc.sparse.process import Sparse
 
     procs, recorders = {}, {}
     for p in net.populations:
-        k, a = p.scalars, p.arrays
-        if p.model == "rsgn":
-            procs[p.name] = _rsgn_process(p)
-        elif p.model == "lif":
-            bias = (a["bias_mant"], a["bias_exp"]) if p.arithmetic == "fixed" else (a["bias"], 0)
-            procs[p.name] = LIF(
-                shape=(p.size,),
-                u=a["u_init"],
-                v=a["v_init"],
-                du=k["du"],
-                dv=k["dv"],
-                vth=k["vth"],
-                bias_mant=bias[0],
-                bias_exp=bias[1],
-                name=p.name,
-            )
-        else:
-            procs[p.name] = VNAtom(
-                size=p.size,
-                drive=a["drive"],
-                thresh=a["thresh"],
-                g_init=a["g_init"],
-                eta=k.get("eta", 0.0),
-                event_threshold=k.get("event_threshold", 0.0),
-                eta_mant=k.get("eta_mant", 0),
-                eta_shift=k.get("eta_shift", 0),
-                name=p.name,
-            )
-        for key, size in output_records(p).items():
+        unit = lava_unit(p)
+        procs[p.name] = unit.make_process(p)
+        for key, (size, port, _) in unit.records(p).items():
             path = str(Path(record_dir) / f"{key}.npy")
             recorders[key] = Recorder(size=size, steps=steps, path=path)
-        procs[p.name].s_out.connect(recorders[p.name].a_in)
-        if p.model == "rsgn":
-            procs[p.name].alpha_out.connect(recorders[alpha_record(p.name)].a_in)
+            getattr(procs[p.name], port).connect(recorders[key].a_in)
     for c in net.connections:
-        if net.population(c.source).model == "rsgn":
-            _connect_rsgn(net, c, procs, Sparse)
+        if lava_unit(net.population(c.source)).vector_payload:
+            _connect_vectors(net, c, procs, Sparse)
             continue
         fixed = net.population(c.target).arithmetic == "fixed"
         weights = c.weights.astype(np.int32) if fixed else c.weights.astype(np.float64)
@@ -183,20 +146,8 @@ def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
     return {"procs": procs, "recorders": recorders}
 
 
-def _rsgn_process(p: LavaPopulation):
-    if p.arithmetic == "fixed":
-        from atomspark.mapping.lava.procs.rsgn_fixed_nodes import RSGNFixedNodes
-
-        return RSGNFixedNodes(size=p.size, name=p.name, **p.scalars, **p.arrays)
-    from atomspark.mapping.lava.procs.rsgn_nodes import RSGNNodes
-
-    kwargs = {key: p.scalars[key] for key in ("width", "temperature", "signal_gain", "cutoff")}
-    kwargs.update(layer_norm_eps=p.scalars["layer_norm_eps"], event_rule=p.scalars["event_rule"])
-    return RSGNNodes(size=p.size, name=p.name, **kwargs, **p.arrays)
-
-
-def _connect_rsgn(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -> None:
-    """Two Sparse connections for one RSGN projection W (delay 1, like every Lava Sparse):
+def _connect_vectors(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -> None:
+    """Two Sparse connections for one vector-payload (RSGN) projection W (delay 1, like every Lava Sparse):
     the vector payloads through kron(W^T, I_d) (graded) and the sender flags through the
     synapse pattern of W^T (binary), which tells each node whether any event reached it. Fixed
     point: integer weights (8-bit mantissas, weight_exp 0: the nodes shift their summed message)."""
@@ -230,7 +181,7 @@ def run_lava(
     steps = require_int("steps", steps, minimum=1)
     tag = select_tag or SELECT_TAG[net.arithmetic]
     for p in net.populations:
-        if p.model == "rsgn" and tag != SELECT_TAG[p.arithmetic]:
+        if tag not in lava_unit(p).select_tags:
             raise AtomsparkError(
                 f"select_tag {tag!r}: {p.name} runs as {lava_process(p)}, which has only a "
                 f"{SELECT_TAG[p.arithmetic]!r} model (quantise with export --fixed for fixed_pt)"
@@ -301,38 +252,18 @@ def compare_with_engine(
     Returns ({population: max |error|}, engine Profile)."""
     from atomspark.sim.engine import Engine
 
-    traced = {"vn": ("g", "g_sent"), "rsgn": ("alpha", "h")}
-    record = tuple((p.name, v) for p in net.populations for v in traced.get(p.model, ()))
+    record = tuple((p.name, v) for p in net.populations for v in lava_unit(p).engine_trace)
     engine = Engine(graph)
     prof = engine.run(steps, record=record)
     errors = {}
     for i, p in enumerate(net.populations):
-        out = lava[p.name]
-        sent = out if p.model != "rsgn" else lava[alpha_record(p.name)] > p.scalars["cutoff"]
-        counts = np.count_nonzero(sent, axis=1)
-        totals = np.count_nonzero(sent, axis=0)
+        unit = lava_unit(p)
+        sent = unit.sent(p, lava)
         count_error = max(
-            np.abs(counts - prof.events[:, i]).max(initial=0),
-            np.abs(totals - prof.unit_events[i]).max(initial=0),
+            np.abs(np.count_nonzero(sent, axis=1) - prof.events[:, i]).max(initial=0),
+            np.abs(np.count_nonzero(sent, axis=0) - prof.unit_events[i]).max(initial=0),
         )
-        if p.model == "vn" and p.arithmetic == "fixed":
-            sent = engine.traces[(p.name, "g_sent")]
-            dg = np.diff(sent, axis=0, prepend=np.zeros((1, p.size), sent.dtype))
-            errors[p.name] = float(max(np.abs(out - dg).max(initial=0), count_error))
-        elif p.model == "rsgn":
-            alpha = engine.traces[(p.name, "alpha")]
-            x = sent_payloads(p, alpha, engine.traces[(p.name, "h")])
-            errors[p.name] = float(np.abs(out - x).max(initial=0.0))
-            key = alpha_record(p.name)
-            errors[key] = float(np.abs(lava[key] - alpha).max(initial=0.0))
-            errors[f"{p.name}.events"] = float(count_error)
-        elif p.model == "vn":
-            g_lava = np.cumsum(out, axis=0)
-            diff = np.abs(g_lava - engine.traces[(p.name, "g")])
-            if p.scalars.get("event_threshold", 0.0) == 0.0:
-                errors[p.name] = float(diff.max(initial=0.0))
-        else:
-            errors[p.name] = float(count_error)
+        errors.update(unit.engine_errors(p, lava, engine.traces, count_error))
     return errors, prof
 
 
@@ -410,7 +341,7 @@ def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
                 "lava_process": "Sparse",
             }
         )
-        if src.model == "rsgn":  # weights are per node; payloads are d-wide vectors
+        if lava_unit(src).vector_payload:  # weights are per node; payloads are d-wide vectors
             conns[-1]["payload_width"] = int(src.scalars["width"])
             conns[-1]["lava_process"] = "Sparse kron(W^T, I_d) (graded) + Sparse pattern (flags)"
     save_arrays(out / WEIGHTS_FILE, BUNDLE_KIND, arrays, {"bundle_version": BUNDLE_VERSION})
@@ -487,6 +418,8 @@ def load_bundle(out_dir: str | Path) -> LavaNet:
             f"bundle {out}: {META_FILE} incomplete or inconsistent ({exc})"
         ) from exc
     net = LavaNet(pops, conns)
+    for p in pops:
+        lava_unit(p)  # a kind this version cannot run is one clear error
     names = {p.name for p in pops}
     for c in conns:
         if c.source not in names or c.target not in names:

@@ -10,7 +10,7 @@ from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.kernels import lif as kl
 from atomspark.sim.kernels import lif_lean as kll
-from atomspark.sim.unit_model import LeanKernel, UnitModel, register
+from atomspark.sim.unit_model import LeanKernel, UnitModel, UnitParams, register
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
@@ -18,7 +18,7 @@ FLOAT_DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
 @dataclass(frozen=True)
-class LIFParams:
+class LIFParams(UnitParams):
     """Float LIF: u <- u(1-du) + in0, u2 <- u2(1-du2) + in1, v <- v(1-dv) + u + u2 + bias,
     spike if v > vth, then v = v_reset and v is held for `refractory` steps (Lava: 0).
 
@@ -73,7 +73,7 @@ class LIFParams:
 
 
 @dataclass(frozen=True)
-class LIFFixedParams:
+class LIFFixedParams(UnitParams):
     """Loihi LIF, bit-exact with Lava's PyLifModelBitAcc (see fixed_point.py). Widths are checked:
     du, dv 12-bit unsigned, vth 17-bit unsigned, bias_mant 13-bit signed, bias_exp 0..7."""
 
@@ -195,3 +195,13 @@ LIF_FIXED = register(
         graded=False,
     )
 )
+
+
+def lif_float_reference_step(u, v, a_in, du: float, dv: float, vth: float, bias):
+    """One float LIF step as Lava's floating-point LIF computes it, in plain NumPy (one current,
+    no refractory period, reset to 0): returns (u, v, spikes). The oracle of the engine's float
+    kernel without refractoriness and of the Lava bundle's reference run."""
+    u = u * (1 - du) + a_in
+    v = v * (1 - dv) + u + bias
+    spikes = v > vth
+    return u, np.where(spikes, 0.0, v), spikes

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_positive
 from atomspark.sim.kernels import rsgn as kr
-from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, register
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
@@ -53,7 +53,7 @@ class RSGNKernelArrays:
 
 
 @dataclass(frozen=True, eq=False)
-class RSGNNodeParams:
+class RSGNNodeParams(UnitParams):
     """Parameters of a population of RSGN nodes (size N, state width d = w_h.shape[0]).
 
     thresholds: theta (scalar or (N,)); w_h, b_h: the shared state transform; ln_gain, ln_bias:

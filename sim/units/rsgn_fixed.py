@@ -50,7 +50,7 @@ import numpy as np
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.kernels.common import _collect
 from atomspark.sim.kernels.common import wrap_signed as _wrap
-from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, register
 from atomspark.sim.units.rsgn import _pool_fan_out
 from numba import njit
 
@@ -357,7 +357,7 @@ def _int_array(label: str, value, shape) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class RSGNFixedParams:
+class RSGNFixedParams(UnitParams):
     """Integer RSGN nodes (formats in the module docstring): thresholds (N,) Q.12; w_h_mant (d, d)
     8-bit mantissas with w_h_shift; b_h, ln_bias (d,) Q.10; ln_gain (d,) Q.12; m_shift: right
     shift of the raw message to Q.10; signal_gain Q.12; inv_t_mant / inv_t_shift: 1/T; cutoff

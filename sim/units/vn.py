@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 from atomspark.sim.kernels import common as k
-from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, register
 from atomspark.sim.units.lif import FLOAT_DTYPES
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
 
 @dataclass(frozen=True)
-class VNParams:
+class VNParams(UnitParams):
     """eta: ISTA step; lam: l1 weights (scalar or per atom); drive: b; event_threshold: send-on-
     delta threshold (0 = exact); topk: keep only the k largest |g| after each update (or None)."""
 
@@ -100,3 +100,16 @@ VN = register(
         graded=True,
     )
 )
+
+
+def vn_float_reference_step(g, g_sent, c, a_in, drive, thresh, eta: float, event_threshold: float):
+    """One float VN atom step in plain NumPy, the rule every float VN backend follows:
+    c += a_in (change events weighted by the Gram matrix); g <- soft(g + eta (drive - c), thresh);
+    send dg = g - g_sent where it is nonzero (or above event_threshold). Returns
+    (g, g_sent, c, dg) with dg = 0 for atoms that sent nothing."""
+    c = c + a_in
+    x = g + eta * (drive - c)
+    g = np.sign(x) * np.maximum(np.abs(x) - thresh, 0.0)
+    d = g - g_sent
+    send = d != 0 if event_threshold == 0 else np.abs(d) > event_threshold
+    return g, np.where(send, g, g_sent), c, np.where(send, d, 0.0)

@@ -39,7 +39,7 @@ from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.fixed_point import ACCUMULATOR_BITS, CODE_LIMIT, STATE_BITS, wrap_signed
 from atomspark.sim.kernels import vn_fixed as kvf
-from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, register
 from atomspark.sim.units.vn import code_or_drive
 from numba import njit
 
@@ -72,7 +72,7 @@ def _int_per_unit(label: str, value, size: int | None = None) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class VNFixedParams:
+class VNFixedParams(UnitParams):
     """Integer VN population (units in the module docstring). drive, thresh, g_init: int or int
     array per atom; n_inputs: input channels, one per incoming connection, each with its own
     32-bit accumulator as one Lava Sparse process has (Projection.channel picks it)."""

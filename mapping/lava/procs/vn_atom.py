@@ -13,6 +13,7 @@ apart.
 from __future__ import annotations
 
 import numpy as np
+from atomspark.sim.units.vn import vn_float_reference_step
 from atomspark.sim.units.vn_fixed import vn_fixed_step
 from lava.magma.core.decorator import implements, requires, tag
 from lava.magma.core.model.py.model import PyLoihiProcessModel
@@ -64,7 +65,7 @@ class VNAtom(AbstractProcess):
 @requires(CPU)
 @tag("floating_pt")
 class PyVNAtomModelFloat(PyLoihiProcessModel):
-    """Float VN atom, the same update as the engine's float vn_step (dense over the atoms)."""
+    """Float VN atom: the sim unit's reference step (the rule the engine's float kernel follows)."""
 
     a_in: PyInPort = LavaPyType(PyInPort.VEC_DENSE, float)
     s_out: PyOutPort = LavaPyType(PyOutPort.VEC_DENSE, float)
@@ -75,14 +76,19 @@ class PyVNAtomModelFloat(PyLoihiProcessModel):
     thresh: np.ndarray = LavaPyType(np.ndarray, float)
 
     def run_spk(self) -> None:
-        self.c[:] = self.c + self.a_in.recv()
-        x = self.g + self.proc_params["eta"] * (self.drive - self.c)
-        self.g[:] = np.sign(x) * np.maximum(np.abs(x) - self.thresh, 0.0)
-        d = self.g - self.g_sent
-        limit = self.proc_params["event_threshold"]
-        send = d != 0 if limit == 0 else np.abs(d) > limit
-        dg = np.where(send, d, 0.0)
-        self.g_sent[:] = np.where(send, self.g, self.g_sent)
+        g, g_sent, c, dg = vn_float_reference_step(
+            self.g,
+            self.g_sent,
+            self.c,
+            self.a_in.recv(),
+            self.drive,
+            self.thresh,
+            self.proc_params["eta"],
+            self.proc_params["event_threshold"],
+        )
+        self.g[:] = g
+        self.g_sent[:] = g_sent
+        self.c[:] = c
         self.s_out.send(dg)
 
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.sim.core import require_positive
-from atomspark.sim.unit_model import UnitModel, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, register
 from numba import njit
 
 
 @dataclass(frozen=True)
-class RelayParams:
+class RelayParams(UnitParams):
     """gain: factor applied to the input before it is sent on."""
 
     gain: float
@@ -31,6 +31,11 @@ class RelayParams:
 
     def init_state(self, size: int) -> dict[str, np.ndarray]:
         return {"last": np.zeros(size)}
+
+
+def relay_reference_step(a_in: np.ndarray, gain: float) -> np.ndarray:
+    """The relay's rule in plain NumPy: what each unit sends this step (0 = no event)."""
+    return a_in * gain
 
 
 @njit(cache=True)

@@ -1,0 +1,86 @@
+"""The LavaUnit declaration and its registry (by sim unit model and by bundle family)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.mapping.lava.net import LavaPopulation
+from atomspark.sim.core import AtomsparkError
+from atomspark.sim.unit_model import add_hook, model_of
+
+
+@dataclass(frozen=True, eq=False)
+class LavaUnit:
+    """How one unit model runs on Lava, and how atomspark checks that it does.
+
+    sim_model: the unit model's name in sim/ (its "lava" hook is this declaration);
+    family / arithmetic: the population's kind in a bundle ("lif" | "vn" | "rsgn", "float" |
+    "fixed"); process: the Lava Process class that runs it; select_tags: the tags its
+    ProcessModels carry (a run with another tag cannot use it);
+    describe(name, size, params) -> LavaPopulation; to_params(population, n_inputs) -> the sim
+    parameters again (the inverse, for checking a bundle on the engine);
+    init_state(population) -> state dict and step(population, state, a_in, received) -> one
+    step's output: the NumPy reference of the ProcessModel with Lava's timing (received: events
+    arrived per unit, for vector-payload units);
+    make_process(population) -> the Lava Process (imports lava lazily);
+    records(population) -> {record name: (size, output port, state key)}: what a run records per
+    step (state key None: the step's output, else that entry of the reference state);
+    sent(population, outputs) -> (steps, size) bool: which units sent an event at each step;
+    engine_trace: engine state recorded for verification;
+    engine_errors(population, lava outputs, engine traces, event-count error) -> {key: max error};
+    vector_payload: events carry a d-wide vector (per-node weights, kept zero weights and a flag
+    connection telling a node that an event arrived); multi_channel: every connection into it
+    may be a separate accumulator (channel)."""
+
+    sim_model: str
+    family: str
+    arithmetic: str
+    process: str
+    select_tags: tuple[str, ...]
+    describe: Callable[[str, int, object], LavaPopulation]
+    to_params: Callable[[LavaPopulation, int], object]
+    init_state: Callable[[LavaPopulation], dict]
+    step: Callable[[LavaPopulation, dict, np.ndarray, np.ndarray], np.ndarray]
+    make_process: Callable[[LavaPopulation], object]
+    records: Callable[[LavaPopulation], dict[str, tuple[int, str, str | None]]]
+    sent: Callable[[LavaPopulation, dict[str, np.ndarray]], np.ndarray]
+    engine_trace: tuple[str, ...]
+    engine_errors: Callable[..., dict[str, float]]
+    vector_payload: bool = False
+    multi_channel: bool = False
+
+
+_BY_KIND: dict[tuple[str, str], LavaUnit] = {}
+
+
+def register_lava_unit(unit: LavaUnit) -> LavaUnit:
+    """Make `unit` the Lava description of its sim model and of its (family, arithmetic)."""
+    kind = (unit.family, unit.arithmetic)
+    if kind in _BY_KIND and _BY_KIND[kind] is not unit:
+        raise AtomsparkError(f"register_lava_unit: {kind} is already {_BY_KIND[kind].sim_model!r}")
+    _BY_KIND[kind] = unit
+    add_hook(unit.sim_model, "lava", unit)
+    return unit
+
+
+def lava_unit(population: LavaPopulation) -> LavaUnit:
+    """The LavaUnit of a bundle population; an unknown kind is one clear error."""
+    unit = _BY_KIND.get((population.model, population.arithmetic))
+    if unit is None:
+        known = ", ".join(f"{f}/{a}" for f, a in sorted(_BY_KIND))
+        raise AtomsparkError(
+            f"{population.name}: model/arithmetic {population.model!r}/{population.arithmetic!r} "
+            f"has no Lava description (known: {known})"
+        )
+    return unit
+
+
+def lava_unit_of_params(params) -> LavaUnit:
+    """The LavaUnit of a population's unit parameters; a model without one cannot be exported."""
+    return model_of(params).hook("lava", "Lava export")
+
+
+def registered_lava_units() -> list[LavaUnit]:
+    return list(_BY_KIND.values())
