@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.sim.core import AtomsparkError, require_int, require_positive
+from atomspark.sim.memory import require_memory
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,15 @@ def hierarchical_layout(rng: np.random.Generator, n: int, length: int) -> Hierar
     return HierarchicalLayout(n_local, starts, ids, markers)
 
 
+def _require_tokens_memory(n: int, length: int, dim: int) -> None:
+    """Token tensors (n, length, dim) in float64: the draw, its noise and the result."""
+    require_memory(
+        f"n {n} x length {length} x dim {dim}",
+        3 * 8.0 * n * length * dim,
+        "use a smaller n (or length, dim)",
+    )
+
+
 def hierarchical_sequences(
     n: int = 5000,
     length: int = 64,
@@ -86,6 +96,7 @@ def hierarchical_sequences(
     )
     require_positive("noise", noise, allow_zero=True)
     require_positive("global_bias", global_bias, allow_zero=True)
+    _require_tokens_memory(n, length, dim)
     if length < 8:
         raise AtomsparkError(
             f"length: must be >= 8 for 5-step patterns and quarter markers, got {length}"
@@ -124,6 +135,7 @@ def long_range_sequences(
         for k, v in (("n", n), ("length", length), ("dim", dim), ("n_classes", n_classes))
     )
     require_positive("noise", noise, allow_zero=True)
+    _require_tokens_memory(n, length, dim)
     if length < 16:
         raise AtomsparkError(f"length: must be >= 16 for a start and an end pattern, got {length}")
     rng = np.random.default_rng(require_int("seed", seed, minimum=0))
@@ -161,6 +173,12 @@ def sparse_dictionary_data(
     )
     if active > n_atoms:
         raise AtomsparkError(f"active: {active} atoms per signal but only n_atoms={n_atoms}")
+    # signals, codes and the argsort that draws the supports: float64 / int64, (n, n_atoms)
+    require_memory(
+        f"n {n} x n_atoms {n_atoms} x dim {dim}",
+        8.0 * n * (dim + 3 * n_atoms),
+        "use a smaller n",
+    )
     require_positive("noise", noise, allow_zero=True)
     rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     dictionary = rng.standard_normal((dim, n_atoms))

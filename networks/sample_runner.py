@@ -22,6 +22,7 @@ from atomspark.networks.vn_compile import compile_vn_model, layer_drives, layer_
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph
+from atomspark.sim.memory import require_memory, run_record_bytes
 from atomspark.sim.profile import Profile
 
 SampleState = dict[str, dict[str, np.ndarray]]
@@ -54,6 +55,11 @@ class SampleRunner:
     def run(self, samples: Sequence, steps: int, record: tuple = ()) -> SampleRuns:
         """Run every sample from step 0 for `steps` steps (samples independent of each other)."""
         steps = require_int("steps", steps, minimum=1)
+        require_memory(
+            f"steps {steps} x {len(samples)} samples",
+            run_record_bytes(steps, len(self.graph.populations), len(samples)),
+            "use fewer steps or samples",
+        )
         profiles, outputs, traces = [], [], []
         for sample in samples:
             self.engine.reset(self.to_state(sample))

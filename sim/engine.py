@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 from atomspark.sim.graph import Graph, Population
+from atomspark.sim.memory import require_memory, run_record_bytes
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_loop import compiled_loop, loop_source
 from atomspark.sim.unit_model import model_of
@@ -281,6 +282,12 @@ class Engine:
         ext = self._check_inputs(inputs, steps)
         pairs = self._check_record(record)
         g = self.graph
+        traced = sum(self.state[n][v].nbytes for n, v in pairs)
+        require_memory(
+            f"steps {steps}",
+            run_record_bytes(steps, len(g.populations)) + float(steps) * traced,
+            "use fewer steps",
+        )
         prof = Profile.empty([p.name for p in g.populations], g.sizes, steps)
         self.traces = {
             (name, var): np.zeros(

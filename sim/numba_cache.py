@@ -10,6 +10,7 @@ An explicit NUMBA_CACHE_DIR is always respected.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -54,18 +55,30 @@ def configure_matplotlib_cache() -> None:
         os.environ["MPLCONFIGDIR"] = str(fallback)
 
 
-def configure_numba_cache() -> None:
-    """Make `@njit(cache=True)` safe to import: pick a writable cache folder or disable caching."""
-    import numba
+def numba_user_cache_dir() -> Path:
+    """Numba's user-wide cache folder (its AppDirs user_cache_dir), found without importing
+    Numba on Linux, where it is $XDG_CACHE_HOME/numba or ~/.cache/numba."""
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        return Path(base) / "numba"
     from numba.misc.appdirs import AppDirs
 
-    if numba.config.CACHE_DIR:
+    return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+
+
+def configure_numba_cache() -> None:
+    """Make `@njit(cache=True)` safe to import: pick a writable cache folder or disable caching.
+    Numba itself is imported only when caching must be turned off, so that importing atomspark
+    (e.g. for `atomspark --help`) does not pay for it."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
         return
     in_tree = Path(__file__).parent / "__pycache__"
-    user_wide = Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    user_wide = numba_user_cache_dir()
     choice, folder = choose_cache_dir([in_tree, user_wide], private_temp_cache())
     if choice == "fallback":
-        numba.config.CACHE_DIR = str(folder)
+        os.environ["NUMBA_CACHE_DIR"] = str(folder)  # read by Numba when it is imported
+        if "numba" in sys.modules:
+            sys.modules["numba"].config.CACHE_DIR = str(folder)
     elif choice == "off":
         from numba.core.dispatcher import Dispatcher
 

@@ -32,6 +32,7 @@ from atomspark.sim.core import (
     require_positive,
     require_shape,
 )
+from atomspark.sim.memory import require_memory
 
 MODES = ("published", "sparse")
 MODEL_KIND = "rsgn"
@@ -181,11 +182,26 @@ def check_config(config) -> None:
         raise AtomsparkError(f"config: expected RSGNConfig, got {type(config).__name__}")
 
 
+def init_params_bytes(config: RSGNConfig) -> float:
+    """Bytes init_params allocates (float64): the parameters, and in sparse mode the pairwise
+    distances, masks and argsort of build_connectivity (n_nodes**2 each)."""
+    n, dim, dh, di = config.n_nodes, config.dim, config.d_hidden, config.d_in
+    params = n * (dim + 2 * config.affinity_rank + 2) + dh * (dh + di + config.n_classes + 3)
+    params += di * 4 * dim + 4 * dim * dim + 5 * dim
+    pairwise = 0.0 if config.mode == "published" else 3.0 * n * n
+    return 8.0 * (float(params) + pairwise)
+
+
 def init_params(config: RSGNConfig, seed: int = 0) -> RSGNParams:
     """Random parameters following the released code's initialisation, deterministic in `seed`."""
     check_config(config)
     rng = np.random.default_rng(require_int("seed", seed, minimum=0))
     n, dim, dh = config.n_nodes, config.dim, config.d_hidden
+    require_memory(
+        f"config n_nodes {n}, d_hidden {dh}",
+        init_params_bytes(config),
+        "use a smaller n_nodes or d_hidden",
+    )
     positions = project_to_ball(
         rng.standard_normal((n, dim)) * 0.3, config.position_max_norm, config.curvature
     )

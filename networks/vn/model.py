@@ -18,6 +18,7 @@ from atomspark.sim.core import (
     require_int,
     require_positive,
 )
+from atomspark.sim.memory import require_memory
 
 MODEL_KIND = "vn"
 
@@ -158,12 +159,19 @@ class VNModel:
         if len(layer_sizes) < 1:
             raise AtomsparkError("layer_sizes: need at least one (K, m) pair")
         rng = np.random.default_rng(require_int("seed", seed, minimum=0))
-        S_list, U_list = [], []
+        S_list, U_list, below, need = [], [], d, 0.0
         for i, size in enumerate(layer_sizes):
             if np.ndim(size) != 1 or len(size) != 2:
                 raise AtomsparkError(f"layer_sizes[{i}]: expected a (K, m) pair, got {size!r}")
             K = require_int(f"layer_sizes[{i}] K", size[0], minimum=1)
             m = require_int(f"layer_sizes[{i}] m", size[1], minimum=1)
+            need += 8.0 * (2 * (below * K + m * K) + K * K)  # S, U, their draws, Gram (float64)
+            below = m
+        require_memory(
+            f"input_dim {d}, layer_sizes {list(layer_sizes)}", need, "use smaller layers"
+        )
+        for size in layer_sizes:
+            K, m = int(size[0]), int(size[1])
             S_list.append(unit_columns(rng.standard_normal((d, K))))
             U_list.append(unit_columns(rng.standard_normal((m, K))))
             d = m

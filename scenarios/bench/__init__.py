@@ -18,6 +18,14 @@ baselines (networks), trivial, evaluate, costs (chip and GPU pricing), store (ru
 atomic cells, resume/overwrite), tables, plots, runner.
 """
 
-from atomspark.scenarios.bench.runner import list_benchmarks, run_benchmark
-
 __all__ = ["list_benchmarks", "run_benchmark"]
+
+
+def __getattr__(name: str):
+    """Import the runner (and with it PyTorch) on first use, not when the package is imported:
+    the command line builds its `bench` parser from here and must start fast."""
+    if name in __all__:
+        from atomspark.scenarios.bench import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

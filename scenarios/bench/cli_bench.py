@@ -49,6 +49,9 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from atomspark.scenarios.bench.registry import family_names
+    from atomspark.scenarios.cli.main import require_torch
+
+    require_torch("bench")
 
     if args.list:
         from atomspark.scenarios.bench import list_benchmarks

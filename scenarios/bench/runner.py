@@ -22,6 +22,7 @@ from atomspark.scenarios.bench.registry import get_family
 from atomspark.scenarios.bench.store import RunStore
 from atomspark.scenarios.bench.tables import aggregate, markdown
 from atomspark.sim.core import AtomsparkError, require_int
+from atomspark.sim.memory import require_memory
 from tqdm import tqdm
 
 HARDWARE = "loihi2"
@@ -34,24 +35,16 @@ def default_out(name: str, quick: bool) -> Path:
     return Path("results") / "bench" / (f"{name}-quick" if quick else name)
 
 
-def available_memory_bytes() -> float:
-    """MemAvailable from /proc/meminfo, else total physical memory."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-
-
 def check_memory(family: Family, sizes) -> None:
-    need, have = family.bytes_needed(sizes), available_memory_bytes()
-    if need > MEMORY_FRACTION * have:
-        raise AtomsparkError(
-            f"{family.name} sizes need about {need / 2**30:.1f} GiB but {have / 2**30:.1f} GiB "
-            "are available: lower the sizes (--set NAME=VALUE)"
-        )
+    """Refuse sizes whose estimate exceeds MEMORY_FRACTION of the available memory (the one
+    guard, sim/memory.require_memory)."""
+    changed = ", ".join(f"{k} {v}" for k, v in asdict(sizes).items())
+    require_memory(
+        f"{family.name} sizes ({changed})",
+        family.bytes_needed(sizes),
+        "lower the sizes (--set NAME=VALUE)",
+        fraction=MEMORY_FRACTION,
+    )
 
 
 def run_benchmark(

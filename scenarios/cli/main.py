@@ -271,13 +271,6 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_without_torch(sub) -> None:
-    """`atomspark bench` where PyTorch is missing: one line saying which environment has it."""
-    bench = sub.add_parser("bench", help="VN benchmark families (needs PyTorch)")
-    bench.add_argument("args", nargs=argparse.REMAINDER, help="see .venv/bin/atomspark bench -h")
-    bench.set_defaults(func=lambda args: require_torch("bench") or 2)
-
-
 def _add_overwrite(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument(
         "--overwrite",
@@ -499,12 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.set_defaults(func=_cmd_sweep)
 
-    try:
-        from atomspark.scenarios.bench.cli_bench import add_bench_parser
-    except ModuleNotFoundError as exc:  # the Lava environment has no torch: keep export working
-        if exc.name != "torch":
-            raise
-        add_bench_parser = _bench_without_torch
+    from atomspark.scenarios.bench.cli_bench import add_bench_parser
+
     add_bench_parser(sub)
 
     hw = sub.add_parser("hardware", help="list the hardware presets")

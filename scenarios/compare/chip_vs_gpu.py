@@ -47,7 +47,7 @@ from atomspark.scenarios.compare.plots import (
     plot_cutoff,
     plot_energy_hist,
 )
-from atomspark.scenarios.runs.engine import concat_profiles
+from atomspark.scenarios.runs.engine import LoadedModel, concat_profiles, require_run_memory
 from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.profile import Profile
@@ -394,6 +394,7 @@ def compare(
     torch_device = select_device(device)
     steps = require_int("steps", steps, minimum=1)
     tdtype = resolve_dtype(dtype, torch_device)
+    require_run_memory(LoadedModel(kind, model), len(x), steps, "--steps")
     out = prepare_run_folder(out_dir, "compare", "overwrite" if overwrite else "new")
     n = len(x)
     report: dict = {

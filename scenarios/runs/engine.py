@@ -16,6 +16,7 @@ from atomspark.networks.sample_runner import SampleRunner, rsgn_runner, rsgn_sco
 from atomspark.networks.vn import VNModel
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.graph import Graph
+from atomspark.sim.memory import require_memory, run_record_bytes
 from atomspark.sim.profile import COUNTER_FIELDS, Profile
 
 VN_DEFAULT_STEPS = 1000
@@ -120,6 +121,20 @@ def runner_for(loaded: LoadedModel) -> SampleRunner:
     if loaded.kind == "vn":
         return vn_runner(loaded.model)
     return rsgn_runner(*loaded.model)
+
+
+def require_run_memory(loaded: LoadedModel, n_samples: int, steps: int | None, arg: str) -> None:
+    """Refuse, before any output is written, an engine run of `n_samples` samples whose records
+    would not fit in memory; `arg` names the user's step argument (e.g. "--steps")."""
+    if loaded.kind == "vn":
+        steps, n_pop = steps or VN_DEFAULT_STEPS, len(loaded.model.layers)
+    else:
+        steps, n_pop = loaded.model[1].n_steps + 1, 1
+    require_memory(
+        f"{arg} {steps} x {n_samples} sample(s)",
+        run_record_bytes(steps, n_pop, n_samples),
+        f"use a smaller {arg} (or fewer samples)",
+    )
 
 
 def run_loaded(loaded: LoadedModel, data, steps: int | None = None) -> EngineRun:

@@ -14,7 +14,7 @@ import networkx as nx
 import numpy as np
 from atomspark.networks.rsgn_compile import compile_rsgn_tokens
 from atomspark.networks.vn_compile import compile_vn_model
-from atomspark.scenarios.runs.engine import LoadedModel, load_model
+from atomspark.scenarios.runs.engine import LoadedModel, load_model, require_run_memory
 from atomspark.scenarios.runs.profile import read_inputs
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
@@ -72,6 +72,7 @@ def export_model(
     min_agreement = require_fraction("--min-agreement", min_agreement)
     loaded = load_model(model_path)
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
+    require_run_memory(loaded, 1, steps, "--steps")
     graph = graph_for_first_input(loaded, samples)
     out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}

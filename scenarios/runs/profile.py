@@ -13,7 +13,13 @@ from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.model_io import load_npy
-from atomspark.scenarios.runs.engine import LoadedModel, load_model, run_loaded, runner_for
+from atomspark.scenarios.runs.engine import (
+    LoadedModel,
+    load_model,
+    require_run_memory,
+    run_loaded,
+    runner_for,
+)
 from atomspark.scenarios.runs.model_task import task_samples
 from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
 from atomspark.sim.engine import Engine
@@ -95,6 +101,7 @@ def profile_model(
             )
         steps = require_int("--steps", steps, minimum=1)
     data = read_inputs(inputs, loaded, model_path=model_path, log=log)
+    require_run_memory(loaded, len(data), steps, "--steps")
     out = prepare_run_folder(out, "profile", "overwrite" if overwrite else "new")
     log(f"[profile] {loaded.kind} model {model_path}: {len(data)} sample(s) on the event engine")
     run = run_loaded(loaded, data, steps)
