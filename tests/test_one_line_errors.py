@@ -206,7 +206,8 @@ def test_compare_takes_the_task_from_the_model_kind(files, tmp_path, capsys):
 
 
 def test_torch_commands_without_torch_are_one_line(capsys, monkeypatch):
-    """In an environment without PyTorch (the Lava one), demo and compare name what is missing."""
+    """In an environment without PyTorch (the Lava one), demo, compare, train and bench name
+    what is missing."""
     import importlib.util
 
     real_find_spec = importlib.util.find_spec
@@ -215,7 +216,12 @@ def test_torch_commands_without_torch_are_one_line(capsys, monkeypatch):
         "find_spec",
         lambda name, *a: None if name == "torch" else real_find_spec(name, *a),
     )
-    for argv in (["demo"], ["compare", "missing.npz"]):
+    for argv in (
+        ["demo"],
+        ["compare", "missing.npz"],
+        ["train", "vn-dictionary"],
+        ["bench", "fn1d"],
+    ):
         one_line(capsys, argv, "needs PyTorch", ".venv/bin/atomspark")
 
 

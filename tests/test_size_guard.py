@@ -10,9 +10,9 @@ from atomspark.networks import datasets, rsgn
 from atomspark.networks.vn import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.cli.main import main
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
 from atomspark.sim.memory import require_memory
-from atomspark.sim.core import AtomsparkError
 
 HUGE = 10**13
 ESTIMATE = r"needs about [0-9.e+]+ [KMGTPE]iB of memory but [0-9.]+ [KMGTPE]iB is available"

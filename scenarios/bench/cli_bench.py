@@ -49,7 +49,7 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from atomspark.scenarios.bench.registry import family_names
-    from atomspark.scenarios.cli.main import require_torch
+    from atomspark.scenarios.cli.dependencies import require_torch
 
     require_torch("bench")
 

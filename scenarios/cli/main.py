@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from atomspark.scenarios.cli.dependencies import require_torch
 from atomspark.scenarios.configs import builtin_config, builtin_config_names
 from atomspark.sim.core import AtomsparkError, require_int
 
@@ -72,15 +72,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
         **({} if args.min_agreement is None else {"min_agreement": args.min_agreement}),
     )
     return 0
-
-
-def require_torch(command: str) -> None:
-    """Name the missing dependency instead of failing on an import deep inside."""
-    if importlib.util.find_spec("torch") is None:
-        raise AtomsparkError(
-            f"{command} needs PyTorch, which this environment lacks: use .venv/bin/atomspark "
-            "(created by tools/setup.sh)"
-        )
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -297,6 +288,16 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
                 sub.formatter_class = _DefaultsFormatter
 
 
+def installed_version() -> str:
+    """The installed package's version (pyproject.toml's), or a note when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("atomspark")
+    except PackageNotFoundError:
+        return "(not installed: run from a source tree)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `atomspark` command line: one subcommand per job, each bound to its _cmd_ handler."""
     parser = argparse.ArgumentParser(
@@ -304,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Event-driven simulation of Vector Networks and RSGNs, with neuromorphic "
         "energy profiles, Lava export and a PyTorch GPU path.",
     )
+    parser.add_argument("--version", action="version", version=f"atomspark {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser(
