@@ -8,6 +8,7 @@ Semantics follow lava-dl netx 0.6 on Lava 0.10 (`hdf5.Network` with its `blocks`
   bit-accurate Dense clips/truncates them to num_weight_bits and right-shifts each step's summed
   input by -weight_exp. Reproduced by `netx_dense_weights` + `fixed_point.lava_dense_weights`,
   with the exponent folded into the integer weights (exact: see `_dense_projection`).
+- Dense layers keep every synapse, zero weights included (Loihi stores the whole matrix).
 - Conv layers are unrolled into ordinary projections (one synapse per kernel tap and channel
   pair, zero taps included, as a Loihi conv stores its kernel): PyTorch conv2d indexing on the
   stored (out, in, kH, kW) kernel; netx's flip and transpose of the kernel for Lava's
@@ -210,4 +211,13 @@ def _dense_projection(layer, source: str, target: str, prev_shape, where: str) -
             raise AtomsparkError(f"NET {where}: delay of shape {d.shape} fits no weight axis")
         delays = d + 1  # Lava's delay 0 is Dense's one-step buffer, the engine's delay 1
         delays = int(delays.flat[0]) if np.all(delays == delays.flat[0]) else delays
-    return Projection(source, target, w, delays=delays)
+    if not np.isscalar(delays):
+        delays = _all_entries(delays)
+    return Projection(source, target, _all_entries(w), delays=delays)
+
+
+def _all_entries(dense: np.ndarray) -> sp.csr_matrix:
+    """Every entry stored, zeros included: a Loihi Dense keeps its whole weight matrix, and the
+    engine then counts the same synaptic operations."""
+    rows, cols = np.indices(dense.shape)
+    return sp.csr_matrix((dense.ravel(), (rows.ravel(), cols.ravel())), shape=dense.shape)
