@@ -11,8 +11,8 @@ lists when at least `dense_fraction` of them are busy (sim/kernels/lif.py; same 
 A whole run is one call of a compiled loop (run_loop.py) generated for the graph's structure:
 no Python per step. Each population's kernel comes from its unit model (unit_model.py), so the
 engine knows no model by name. Compile once, run many: an Engine is built once per graph;
-`reset` starts a new sample (new drives or initial states, everything else kept) and
-`run_batch` runs many samples through the same compiled loop.
+`reset` starts a new sample (new drives or initial states, everything else kept); many samples
+run through networks/sample_runner.py's SampleRunner, which resets one Engine per sample.
 """
 
 from __future__ import annotations
@@ -331,22 +331,6 @@ class Engine:
             for i, p in enumerate(g.populations)
         } if record_events else {}  # fmt: skip
         return prof
-
-    def run_batch(
-        self,
-        steps: int,
-        states: list[dict[str, dict[str, np.ndarray]]],
-        record: tuple = (),
-    ) -> list[tuple[Profile, dict]]:
-        """Run each sample (a `reset` state) for `steps` steps from step 0 through the same
-        compiled loop; returns per sample (profile, traces). Samples are independent, so the
-        results do not depend on their order or on how many run at once."""
-        results = []
-        for state in states:
-            self.reset(state)
-            prof = self.run(steps, record=record)
-            results.append((prof, self.traces))
-        return results
 
     def _loop(self, with_input: list[int], n_traces: int, log_events: bool):
         """The compiled run loop of this graph's structure (built once, cached by source)."""

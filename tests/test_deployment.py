@@ -14,7 +14,7 @@ from atomspark.networks.vn import VNModel
 from atomspark.networks.vn_compile import compile_vn_model
 from atomspark.scenarios.runs.export import export_model
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.units.lif import LIFParams
+from atomspark.sim.units.lif import LIFFixedParams, LIFParams
 
 
 def test_fixed_point_vn_fits_one_core_with_exact_counts():
@@ -24,11 +24,21 @@ def test_fixed_point_vn_fits_one_core_with_exact_counts():
     assert rep.fits and rep.problems == [] and len(rep.cores) == 1
     (core,) = rep.cores
     assert core.compartments == 36
-    assert core.synapses == sum(p.n_synapses for p in graph.projections)
-    assert core.synaptic_memory_bytes == core.synapses * 1.0  # loihi2: 1 B per synapse
+    assert core.synapses == 1280  # the 36 x 36 Gram blocks less 16 entries quantised to 0
     assert core.fan_in_axons == core.fan_out_axons == 36  # every atom reaches the core once
     assert rep.peak_use["compartments"] == 36 / 8192
     assert any("36/8192" in line for line in rep.lines())
+
+
+def test_synapse_memory_is_counted_per_stored_weight():
+    """A 5 -> 3 fixed-point LIF projection with two zero weights: 13 synapses, 13 B on Loihi 2
+    (8-bit weights, 1 B each in the hardware description)."""
+    w = np.arange(1, 16, dtype=float).reshape(3, 5)
+    w[0, 1] = w[2, 4] = 0.0
+    lif = LIFFixedParams(du=100, dv=200, vth=50)
+    graph = Graph([Population("a", 5, lif), Population("b", 3, lif)], [Projection("a", "b", w)])
+    (core,) = deployment_report(graph, "loihi2").cores
+    assert (core.synapses, core.synaptic_memory_bytes) == (13, 13.0)
 
 
 def test_rsgn_node_layout_breaks_the_axon_limit_and_the_split_layout_fits():

@@ -103,14 +103,3 @@ def test_vn_runner_with_a_mask_and_eta_equals_a_graph_per_sample(vn):
         eng = Engine(compile_vn_model(model, row, mask=mask, eta=0.05))
         _same_profile(runs.profiles[i], eng.run(STEPS))
         assert runs.outputs[i][0].tobytes() == eng.state["vn_layer0"]["g"].tobytes()
-
-
-def test_run_batch_equals_the_runner(vn):
-    model, x = vn
-    runner = vn_runner(model)
-    runs = runner.run(x[:3], STEPS)
-    states = [runner.to_state(row) for row in x[:3]]
-    batch = runner.engine.run_batch(STEPS, states, record=(("vn_layer0", "g"),))
-    for (prof, traces), ref_prof, out in zip(batch, runs.profiles, runs.outputs):
-        _same_profile(prof, ref_prof)
-        assert traces[("vn_layer0", "g")][-1].tobytes() == out[0].tobytes()
