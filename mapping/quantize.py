@@ -359,6 +359,11 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
     par = pop.params
     if not isinstance(par, RSGNNodeParams):
         raise AtomsparkError(f"{pop.name}: expected RSGN nodes, got {type(par).__name__}")
+    if np.any(par.kernel_arrays.resting != 0):
+        raise AtomsparkError(
+            "threshold_rule 'resting-subtracted': the integer RSGN unit has the released sigmoid "
+            'only; quantize a model trained with model.threshold_rule = "sigmoid"'
+        )
     qa, qh = 2.0**rf.ALPHA_FRAC, 2.0**rf.H_FRAC
     w = quantize_weights(_dense_weights(proj))
     if w.weight_exp > 0:

@@ -25,6 +25,7 @@ from atomspark.networks.rsgn.dynamics import (
     ignition,
     inhibition_neighbourhood,
     initial_state,
+    resting_activation,
 )
 from atomspark.networks.rsgn.model import RSGNConfig, RSGNParams, validate_params
 from atomspark.sim.core import as_finite_array
@@ -56,6 +57,7 @@ def node_params(
         cutoff=config.cutoff,
         layer_norm_eps=config.layer_norm_eps,
         event_rule=config.mode == "sparse",
+        resting=resting_activation(params, config),
         alpha_init=a[0],
         h_init=hh[0],
     )

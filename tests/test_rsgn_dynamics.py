@@ -221,3 +221,26 @@ def test_bad_inputs_rejected():
         propagate(p, cfg, np.full((1, 20), 1.5), np.zeros((1, 20, 6)))
     with pytest.raises(AtomsparkError, match="h: expected shape"):
         propagate(p, cfg, np.zeros((1, 20)), np.zeros((2, 20, 6)))
+
+
+def test_resting_subtracted_threshold_silences_an_empty_message():
+    """The released sigmoid is left bit for bit; the resting-subtracted rule is 0 for a node
+    whose summed message is zero (drive = gain ||b_h||), rises with the drive, stays below 1."""
+    import dataclasses
+
+    from atomspark.networks.rsgn import RSGNConfig, init_params, soft_threshold
+    from scipy.special import expit
+
+    cfg = RSGNConfig(n_nodes=8, d_hidden=6, d_in=3, n_classes=2, affinity_rank=2, temperature=0.5)
+    p = init_params(cfg, seed=0)
+    p.thresholds = np.linspace(-0.5, 1.5, 8)
+    drive = np.linspace(0.0, 3.0, 8 * 5).reshape(5, 8)
+    assert np.array_equal(soft_threshold(drive, p, cfg), expit((drive - p.thresholds) / 0.5))
+    rest = dataclasses.replace(cfg, threshold_rule="resting-subtracted")
+    at_rest = np.full((1, 8), cfg.signal_gain * np.linalg.norm(p.b_h))
+    np.testing.assert_allclose(soft_threshold(at_rest, p, rest), 0.0, atol=1e-15)
+    a = soft_threshold(drive, p, rest)
+    assert np.all(a >= 0) and np.all(a < 1) and np.all(np.diff(a, axis=0) >= 0)
+    assert np.all(a[-1] > 0.5)
+    with pytest.raises(AtomsparkError, match="threshold_rule"):
+        RSGNConfig(threshold_rule="hard")

@@ -271,3 +271,37 @@ def test_bad_graphs_runs_and_compiler_inputs_are_rejected():
         compile_rsgn(p, cfg, a0[0] + 2.0, h0[0])
     with pytest.raises(AtomsparkError, match="n_steps"):
         propagate_on_engine(p, cfg, a0, h0, n_steps=0)
+
+
+@pytest.mark.parametrize("mode", ["sparse", "published"])
+def test_resting_subtracted_threshold_on_the_engine_equals_the_reference(mode):
+    """threshold_rule "resting-subtracted": the engine's node update subtracts the same per-node
+    resting value as the reference, step by step; some nodes stay active, others fall silent."""
+    import dataclasses
+
+    p, cfg = _model(*CASES[0]) if mode == "sparse" else _model(24, 5, {}, 3, mode="published")
+    cfg = dataclasses.replace(cfg, threshold_rule="resting-subtracted", temperature=0.25)
+    p.thresholds[:] = np.random.default_rng(5).uniform(-0.2, 0.4, cfg.n_nodes)
+    a0, h0 = _ignite(p, cfg, seed=0)
+    eng = propagate_on_engine(p, cfg, a0, h0)
+    ra, rh, rmsg, _ = _reference_trajectory(p, cfg, a0, h0, cfg.n_steps)
+    np.testing.assert_allclose(eng.alpha, ra, **TOL)
+    np.testing.assert_allclose(eng.h, rh, **TOL)
+    assert np.array_equal(eng.messages, rmsg)
+    last = ra[-1]
+    assert np.any(last > cfg.cutoff)
+    if mode == "sparse":  # the event rule: some reached nodes fall silent
+        assert np.any(last <= cfg.cutoff)
+
+
+def test_integer_and_lava_paths_refuse_the_resting_subtracted_threshold():
+    import dataclasses
+
+    from atomspark.mapping.quantize import quantize_rsgn_graph
+
+    p, cfg = _model(*CASES[0])
+    cfg = dataclasses.replace(cfg, threshold_rule="resting-subtracted")
+    a0, h0 = _ignite(p, cfg, b=1)
+    graph = compile_rsgn(p, cfg, a0[0], h0[0])
+    with pytest.raises(AtomsparkError, match="threshold_rule 'resting-subtracted'"):
+        quantize_rsgn_graph(graph)

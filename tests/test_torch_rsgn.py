@@ -119,3 +119,16 @@ def test_positions_that_left_the_ball_are_projected_in_the_forward_pass(mode, rn
     assert float(module.thresholds[1]) == config.threshold_bounds[0]
     module.project_in_forward = False  # the earlier rule: the parameter is the position
     assert torch.equal(module.node_positions(), module.positions)
+
+
+@pytest.mark.parametrize("mode", ["published", "sparse"])
+def test_resting_subtracted_threshold_matches_numpy_reference(mode, rng):
+    config = dataclasses.replace(_config(mode), threshold_rule="resting-subtracted")
+    params = init_params(config, seed=5)
+    params.thresholds = rng.uniform(-0.3, 0.6, config.n_nodes)
+    tokens = rng.standard_normal((4, 7, 5))
+    ref = np_forward(params, config, tokens)
+    scores, alpha = rsgn_to_torch(params, config)(torch.from_numpy(tokens))
+    np.testing.assert_allclose(alpha.detach().numpy(), ref.propagation.alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(scores.detach().numpy(), ref.scores, rtol=1e-9, atol=1e-12)
+    assert np.any(ref.propagation.alpha > config.cutoff)

@@ -16,6 +16,8 @@ from atomspark.networks.rsgn.dynamics import (
     out_degrees,
     propagate,
     readout,
+    resting_activation,
+    soft_threshold,
     spark_points,
 )
 from atomspark.networks.rsgn.geometry import (
@@ -80,7 +82,9 @@ __all__ = [
     "propagate",
     "prune_and_sprout",
     "readout",
+    "resting_activation",
     "save_model",
+    "soft_threshold",
     "spark_points",
     "validate_graph",
     "validate_params",

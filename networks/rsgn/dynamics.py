@@ -169,6 +169,24 @@ def divisive_inhibition(alpha: np.ndarray, neighbourhood) -> np.ndarray:
     return np.clip(alpha * size / total, 0.0, 1.0)
 
 
+def resting_activation(params: RSGNParams, config: RSGNConfig) -> np.ndarray:
+    """Per node, what threshold_rule subtracts: r = sigma((gain ||b_h|| - theta) / T), the soft
+    threshold of a node with alpha = 0 whose summed message is zero (h_new = b_h); zeros for the
+    released "sigmoid" rule, so that both rules share one formula."""
+    if config.threshold_rule == "sigmoid":
+        return np.zeros(config.n_nodes)
+    rest = config.signal_gain * np.linalg.norm(params.b_h) - params.thresholds
+    return expit(rest / config.temperature)
+
+
+def soft_threshold(drive: np.ndarray, params: RSGNParams, config: RSGNConfig) -> np.ndarray:
+    """alpha' = max(sigma((drive - theta) / T) - r, 0) / (1 - r), r = resting_activation (0 for
+    the released rule, which leaves sigma unchanged bit for bit)."""
+    r = resting_activation(params, config)
+    a = expit((drive - params.thresholds) / config.temperature)
+    return np.maximum(a - r, 0.0) / (1.0 - r)
+
+
 def check_state(params: RSGNParams, config: RSGNConfig, alpha, h) -> tuple[np.ndarray, np.ndarray]:
     """alpha (B, N) in [0, 1] and h (B, N, d_hidden), both finite."""
     a = as_finite_array("alpha", alpha, ndim=2)
@@ -209,7 +227,7 @@ def propagate(
         m = (wt @ x.transpose(1, 0, 2).reshape(n, b * dh)).reshape(n, b, dh).transpose(1, 0, 2)
         h_new = m @ params.w_h + params.b_h
         drive = alpha + config.signal_gain * np.linalg.norm(h_new, axis=-1)
-        alpha_new = expit((drive - params.thresholds) / config.temperature)
+        alpha_new = soft_threshold(drive, params, config)
         if sparse:
             received = np.asarray(pattern_t @ gate.T.astype(np.float64)).T > 0
             alpha_new = np.where((gate | received) & (alpha_new > config.cutoff), alpha_new, 0.0)

@@ -35,6 +35,10 @@ from atomspark.sim.core import (
 from atomspark.sim.memory import require_memory
 
 MODES = ("published", "sparse")
+# "sigmoid": alpha' = sigma((drive - theta) / T) (released code); "resting-subtracted": the same
+# less its resting value r = sigma((gain ||b_h|| - theta) / T), the activation of a node whose
+# summed message is zero, rescaled to [0, 1): alpha' = max(sigma(...) - r, 0) / (1 - r).
+THRESHOLD_RULES = ("sigmoid", "resting-subtracted")
 MODEL_KIND = "rsgn"
 
 
@@ -66,10 +70,15 @@ class RSGNConfig:
     threshold_init: float = 0.5
     threshold_bounds: tuple[float, float] = (0.01, 0.99)
     layer_norm_eps: float = 1e-5
+    threshold_rule: str = "sigmoid"  # THRESHOLD_RULES
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise AtomsparkError(f"mode: must be one of {MODES}, got {self.mode!r}")
+        if self.threshold_rule not in THRESHOLD_RULES:
+            raise AtomsparkError(
+                f"threshold_rule: must be one of {THRESHOLD_RULES}, got {self.threshold_rule!r}"
+            )
         for name in ("n_nodes", "dim", "d_hidden", "d_in", "affinity_rank"):
             require_int(name, getattr(self, name), minimum=1)
         require_int("n_classes", self.n_classes, minimum=2)

@@ -96,6 +96,7 @@ _SECTIONS = {
         # "homeostat": only the homeostatic update clamps the thresholds (released code);
         # "every-step": clamped after every optimiser step as well, with or without plasticity
         "threshold_clamp": (str, "homeostat"),
+        "threshold_rule": (str, "sigmoid"),  # RSGNConfig.threshold_rule
         # VN
         "input_dim": (int, None),
         "layer_sizes": (list, [[16, 8]]),
@@ -197,6 +198,9 @@ HELP = {
     "model.position_projection": "RSGN: `forward` (the forward pass projects node positions "
     "into the ball and the parameter may leave it: released code) or `in-place` (rescaled into "
     "the ball after every optimiser step: atomspark before 2026-12)",
+    "model.threshold_rule": "RSGN: `sigmoid` (alpha = sigma((drive - theta) / T), released "
+    "code) or `resting-subtracted` (the same less its value at a zero message, sigma((0.1 "
+    "||b_h|| - theta) / T), rescaled to [0, 1): a node reached by an empty message stays silent)",
     "model.threshold_clamp": "RSGN: `homeostat` (only the homeostatic update clamps the "
     "thresholds, so without plasticity they are unbounded: released code) or `every-step` "
     "(clamped after every optimiser step too)",
@@ -270,6 +274,7 @@ IDENTITY_NEUTRAL = {
     "plasticity.learn_thresholds": True,
     "model.position_projection": "in-place",
     "model.threshold_clamp": "every-step",
+    "model.threshold_rule": "sigmoid",
 }
 
 
@@ -295,6 +300,7 @@ _CHOICES = {
     "plasticity.homeostasis_signal": ("alpha", "events"),
     "model.position_projection": ("forward", "in-place"),
     "model.threshold_clamp": ("homeostat", "every-step"),
+    "model.threshold_rule": ("sigmoid", "resting-subtracted"),
 }
 
 
@@ -366,6 +372,7 @@ RSGN_MODEL_KEYS = (
     "affinity_rank",
     "target_activity",
     "ignition_sigma",
+    "threshold_rule",
 )
 PLASTICITY_KEYS = (
     "lr_affinity",

@@ -186,7 +186,7 @@ class TorchRSGN(nn.Module):
             m = torch.einsum("ij,bid->bjd", W, x)
             h_new = (m @ self.w_h + self.b_h).to(dt)
             drive = alpha + cfg.signal_gain * torch.linalg.vector_norm(h_new, dim=-1)
-            alpha_new = torch.sigmoid((drive - self.thresholds) / cfg.temperature)
+            alpha_new = self._soft_threshold(drive)
             if sparse:
                 received = (gate.to(alpha.dtype) @ pattern) > 0
                 alpha_new = torch.where(
@@ -208,6 +208,17 @@ class TorchRSGN(nn.Module):
             features = torch.einsum("bn,bnd->bd", alpha, h)
             scores = features @ self.cls_w + self.cls_b
         return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
+
+    def _soft_threshold(self, drive: torch.Tensor) -> torch.Tensor:
+        """sigma((drive - theta) / T); "resting-subtracted": less its resting value r (the
+        NumPy reference's resting_activation, here with gradients), rescaled to [0, 1)."""
+        cfg = self.config
+        a = torch.sigmoid((drive - self.thresholds) / cfg.temperature)
+        if cfg.threshold_rule == "sigmoid":
+            return a
+        rest = cfg.signal_gain * torch.linalg.vector_norm(self.b_h) - self.thresholds
+        r = torch.sigmoid(rest / cfg.temperature)
+        return torch.clamp(a - r, min=0.0) / (1.0 - r)
 
     @torch.no_grad()
     def project_(self, positions: bool = True, thresholds: bool = True) -> None:

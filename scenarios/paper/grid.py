@@ -11,7 +11,9 @@ The grids are sweep files in scenarios/configs/grids/ (the sweep verb runs and r
 - notebook: seed 42 of the main comparison on the released notebook's own sequences
   (`data.stream = "notebook"`), beside the paper's seed-42 runs;
 - released: the published RSGN cells of the main comparison (seed 42) under the released code's
-  constraints (the default since; the other grids pin the rule they ran under).
+  constraints (the default since; the other grids pin the rule they ran under);
+- sparse-threshold: sparse RSGN at the 2 % target, 50 epochs, seeds 42-44, K = 5 with the
+  resting-subtracted soft threshold against its K = 0 control.
 Besides the cells: the scikit-learn floor on both data streams, and its spread over 20 draws of
 the data set and split (`data-draws`), which says how far the data draw alone moves a figure.
 
@@ -40,8 +42,14 @@ GRIDS = {
     "activity": ("rsgn-paper-activity", "rsgn-paper-activity-50-epochs"),
     "notebook": ("rsgn-paper-notebook-data",),
     "released": ("rsgn-paper-released-constraints",),
+    "sparse-threshold": ("rsgn-paper-sparse-threshold",),
 }
-SEEDED = ("main", "notebook", "released")  # grids whose cell names carry the seed
+SEEDED = (
+    "main",
+    "notebook",
+    "released",
+    "sparse-threshold",
+)  # grids whose cell names carry the seed
 STREAMS = {"generator": "main", "notebook": "notebook"}  # data stream -> grid of its floor
 DRAWS = tuple(range(42, 62))  # data and split seeds of the floor's spread (42: the tables' own)
 SWEEPS = Path("results") / "sweeps"  # the sweep verb's default: results/sweeps/<grid file stem>

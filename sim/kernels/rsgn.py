@@ -52,7 +52,7 @@ def _emit_initial(pend, pcount, alpha, h, cutoff, emit_idx, emit_val):
 
 @njit(cache=True)
 def _node_dynamics(j, slot, ring, received, alpha, h, thresholds, w_h, b_h, ln_gain, ln_bias,
-                   consts, event_rule, hn):  # fmt: skip
+                   consts, resting, event_rule, hn):  # fmt: skip
     """Pass 1 for node j: returns its pre-pool activation and writes its new state h[j]."""
     temperature, gain, cutoff, ln_eps = consts[0], consts[1], consts[2], consts[3]
     d = h.shape[1]
@@ -68,6 +68,7 @@ def _node_dynamics(j, slot, ring, received, alpha, h, thresholds, w_h, b_h, ln_g
         hn[c] += b_h[c]
         sq += hn[c] * hn[c]
     a = 1.0 / (1.0 + np.exp(-((alpha[j] + gain * np.sqrt(sq) - thresholds[j]) / temperature)))
+    a = max(a - resting[j], 0.0) / (1.0 - resting[j])  # resting 0: the plain sigmoid, exactly
     if event_rule and not ((alpha[j] > cutoff or received) and a > cutoff):
         a = 0.0
     if a == 0.0:
@@ -91,7 +92,7 @@ def _node_dynamics(j, slot, ring, received, alpha, h, thresholds, w_h, b_h, ln_g
 @njit(cache=True)
 def rsgn_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, h, alpha_pre, pool_sum,
               pool_messages, ignited, thresholds, w_h, b_h, ln_gain, ln_bias, pool_indptr,
-              pool_indices, pool_size, consts, event_rule, emit_idx, emit_val):  # fmt: skip
+              pool_indices, pool_size, consts, resting, event_rule, emit_idx, emit_val):  # fmt: skip
     """One RSGN step of a node population (see module docstring). The first call after
     construction only emits the initial outputs (ignition). Returns (updates, events, active);
     pool_messages[0] receives the number of pool messages of this update."""
@@ -115,7 +116,7 @@ def rsgn_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, h, alp
         tflag[slot, j] = 0
         alpha_pre[j] = _node_dynamics(
             j, slot, ring, received, alpha, h, thresholds, w_h, b_h, ln_gain, ln_bias, consts,
-            event_rule, hn,
+            resting, event_rule, hn,
         )  # fmt: skip
     tcount[slot] = 0
     sent = 0

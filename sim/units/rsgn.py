@@ -50,6 +50,7 @@ class RSGNKernelArrays:
     pool_indices: np.ndarray
     pool_size: np.ndarray  # (N,) |P_i| as float64
     consts: np.ndarray  # [temperature, signal_gain, cutoff, layer_norm_eps, inhibition_eps]
+    resting: np.ndarray  # (N,) subtracted from the soft threshold (zeros: the plain sigmoid)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +74,7 @@ class RSGNNodeParams(UnitParams):
     cutoff: float = 0.01
     layer_norm_eps: float = 1e-5
     event_rule: bool = True
+    resting: object = 0.0  # r (scalar or (N,)) in [0, 1): alpha' = max(sigma - r, 0) / (1 - r)
     alpha_init: object = 0.0
     h_init: object = 0.0
 
@@ -119,6 +121,9 @@ class RSGNNodeParams(UnitParams):
         if not isinstance(self.event_rule, (bool, np.bool_)):
             raise AtomsparkError(f"{name}.event_rule: must be True or False")
         _pool_fan_out(f"{name}.pool", self.pool, size)
+        rest = _per_node(f"{name}.resting", self.resting, size)
+        if np.any(rest < 0) or np.any(rest >= 1):
+            raise AtomsparkError(f"{name}.resting: must lie in [0, 1)")
         alpha = _per_node(f"{name}.alpha_init", self.alpha_init, size)
         if np.any(alpha < 0) or np.any(alpha > 1):
             raise AtomsparkError(f"{name}.alpha_init: activations must lie in [0, 1]")
@@ -149,6 +154,7 @@ class RSGNNodeParams(UnitParams):
             pool_indices=indices,
             pool_size=pool_size,
             consts=consts,
+            resting=_per_node("resting", self.resting, n),
         )
 
     def init_state(self, size: int) -> dict[str, np.ndarray]:
@@ -228,6 +234,7 @@ def rsgn_node_step(
     h_new = m @ k.w_h + k.b_h
     norm = np.sqrt(np.sum(h_new * h_new, axis=1))
     a = 1.0 / (1.0 + np.exp(-((alpha + gain * norm - k.thresholds) / temperature)))
+    a = np.maximum(a - k.resting, 0.0) / (1.0 - k.resting)
     if event_rule:
         a = np.where(((alpha > cutoff) | received) & (a > cutoff), a, 0.0)
     z = h_new + h
@@ -264,7 +271,7 @@ def _rsgn_args(par: RSGNNodeParams, st: dict, counter: np.ndarray, dense_min: in
     a = par.kernel_arrays
     return (st["alpha"], st["h"], st["alpha_pre"], st["pool_sum"], st["pool_messages"],
             st["ignited"], a.thresholds, a.w_h, a.b_h, a.ln_gain, a.ln_bias, a.pool_indptr,
-            a.pool_indices, a.pool_size, a.consts, bool(par.event_rule))  # fmt: skip
+            a.pool_indices, a.pool_size, a.consts, a.resting, bool(par.event_rule))  # fmt: skip
 
 
 RSGN = register(

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava.net import LavaPopulation, alpha_record
 from atomspark.mapping.lava.units.registry import LavaUnit, register_lava_unit
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.units.rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
 from atomspark.sim.units.rsgn_fixed import RSGNFixedParams, emitted_payloads, step_nodes
 
@@ -40,6 +41,12 @@ def _pool_matrix(p: LavaPopulation) -> sp.csr_matrix:
 
 def _describe_float(name: str, size: int, params: RSGNNodeParams) -> LavaPopulation:
     k = params.kernel_arrays
+    if np.any(k.resting != 0):
+        raise AtomsparkError(
+            f"{name}: threshold_rule 'resting-subtracted': the Lava RSGN process has the released "
+            'sigmoid only; run this model on the engine, or train it with model.threshold_rule = '
+            '"sigmoid"'
+        )
     state = params.init_state(size)
     arrays = {
         "thresholds": k.thresholds.copy(),
