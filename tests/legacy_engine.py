@@ -350,7 +350,7 @@ class Engine:
             args = common + (
                 st["alpha"], st["h"], st["alpha_pre"], st["pool_sum"], st["pool_messages"],
                 st["ignited"], arr.thresholds, arr.w_h, arr.b_h, arr.ln_gain, arr.ln_bias,
-                arr.pool_indptr, arr.pool_indices, arr.pool_size, arr.consts,
+                arr.pool_indptr, arr.pool_indices, arr.pool_size, arr.consts, arr.resting,
                 bool(par.event_rule),
             ) + emit  # fmt: skip
 

@@ -44,7 +44,7 @@ def _describe_float(name: str, size: int, params: RSGNNodeParams) -> LavaPopulat
     if np.any(k.resting != 0):
         raise AtomsparkError(
             f"{name}: threshold_rule 'resting-subtracted': the Lava RSGN process has the released "
-            'sigmoid only; run this model on the engine, or train it with model.threshold_rule = '
+            "sigmoid only; run this model on the engine, or train it with model.threshold_rule = "
             '"sigmoid"'
         )
     state = params.init_state(size)
