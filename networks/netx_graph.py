@@ -182,20 +182,27 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
     return NetxGraph(graph, names, shapes, names[0], first.kind == "input")
 
 
+def effective_dense_weights(layer: NetxLayer, where: str) -> np.ndarray:
+    """The integer weights a Loihi Dense applies, (out, in) in the file's input order.
+
+    Lava right-shifts each step's summed input by -weight_exp. netx shifted the weights left by
+    the same amount and Lava's truncation only drops bits below it, so every weight is a
+    multiple of 2**-weight_exp and the shift folds into the weights exactly (any delays work).
+    """
+    shifted, bits, exp, mode = netx_dense_weights(layer.weight, where)
+    w = fx.lava_dense_weights(shifted, bits, mode)
+    if np.any(w % (1 << -exp)):
+        raise AtomsparkError(f"NET {where}: weights do not fold their exponent {exp} exactly")
+    return w >> -exp
+
+
 def _dense_projection(layer, source: str, target: str, prev_shape, where: str) -> Projection:
     n_in = int(np.prod(prev_shape))
     if layer.weight.shape[1] != n_in:
         raise AtomsparkError(
             f"NET {where}: weight has {layer.weight.shape[1]} inputs, the layer before has {n_in}"
         )
-    shifted, bits, exp, mode = netx_dense_weights(layer.weight, where)
-    w = fx.lava_dense_weights(shifted, bits, mode)[:, _flatten_order(prev_shape)]
-    # Lava right-shifts each step's summed input by -exp. netx shifted the weights left by the
-    # same amount and Lava's truncation only drops bits below it, so every weight is a multiple
-    # of 2**-exp and the shift folds into the weights exactly (any delays then work).
-    if np.any(w % (1 << -exp)):
-        raise AtomsparkError(f"NET {where}: weights do not fold their exponent {exp} exactly")
-    w = w >> -exp
+    w = effective_dense_weights(layer, where)[:, _flatten_order(prev_shape)]
     delays = 1
     if layer.delay is not None:
         d = np.minimum(layer.delay, 62)  # netx clamps delays to 62

@@ -55,6 +55,11 @@ def test_profile_writes_costs_and_plots(model, request, tmp_path):
         assert chip["breakdown"]["synaptic_ops"] > counted
     for png in ("activity.png", "raster.png", "costs.png"):
         assert (out / png).stat().st_size > 1000
+    nb = costs["neurobench"]  # NeuroBench's metrics of the same run
+    assert 0 <= nb["activation_sparsity"] < 1 and nb["parameter_count"] > 0
+    ops = nb["synaptic_operations"]
+    assert ops["effective_acs"] + ops["effective_macs"] <= costs["synops_per_sample"] + 1e-9
+    assert ops["dense"] >= ops["effective_acs"] + ops["effective_macs"]
     if importlib.util.find_spec("torch"):  # the GPU's own algorithm on the same samples
         assert len(costs["gpu_fair"]["rows"]) == 4 and "assumptions" in costs["gpu_fair"]
         assert (out / "chip_vs_gpu.png").stat().st_size > 1000

@@ -208,4 +208,7 @@ def test_import_cli_writes_a_prediction(tmp_path, capsys):
     assert p["energy_per_inference_j"] == pytest.approx(
         p["static_energy_per_inference_j"] + p["dynamic_energy_per_inference_j"]
     )
-    assert "[import] loihi2:" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "[import] loihi2:" in text and "[import] NeuroBench: activation sparsity" in text
+    nb = res["neurobench"]
+    assert 0 < nb["activation_sparsity"] < 1 and nb["synaptic_operations"]["effective_acs"] > 0

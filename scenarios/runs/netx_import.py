@@ -13,6 +13,7 @@ from atomspark.networks.netx_file import read_netx
 from atomspark.networks.netx_graph import netx_graph
 from atomspark.scenarios.runs.netx_predict import predict, sample_inputs
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
+from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
 from atomspark.sim.run_folder import prepare_run_folder
 
 OUTPUTS = ("import.json", "profile.json")
@@ -44,6 +45,7 @@ def import_network(
     n_syn = sum(p.n_synapses for p in g.projections)
     log(f"[import] {g.total_units} units, {n_syn} synapses; {samples} sample(s) x {steps} steps")
     pred = predict(ng, inputs, steps, hw, strategy)
+    layers = ng.layer_populations if ng.input_is_bias else ng.layer_populations[1:]
     result = {
         "network": str(net_path),
         "input": input_spec,
@@ -52,7 +54,9 @@ def import_network(
         "units": int(g.total_units),
         "synapses": int(n_syn),
         "prediction": pred.to_dict(),
+        "neurobench": neurobench_metrics(g, pred.profile, samples, populations=layers),
     }
+    log(f"[import] NeuroBench: {format_neurobench(result['neurobench'])}")
     p = result["prediction"]
     log(
         f"[import] {hw.name}: {p['cores']} cores, {p['inferences_per_s']:.4g} inferences/s, "

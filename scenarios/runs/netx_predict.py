@@ -23,9 +23,10 @@ from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.mapping.placement import Placement, place
 from atomspark.networks.netx_file import NetxNetwork
 from atomspark.networks.netx_graph import NETX_BIAS_EXP, NetxGraph
+from atomspark.scenarios.runs.engine import concat_profiles
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
-from atomspark.sim.profile import COUNTER_FIELDS, Profile
+from atomspark.sim.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -93,15 +94,6 @@ def run_samples(ng: NetxGraph, inputs: list[SampleInput], steps: int) -> Profile
         ext = None if sample.spikes is None else {ng.input_population: sample.spikes}
         parts.append(eng.run(steps, inputs=ext))
     return concat_profiles(parts)
-
-
-def concat_profiles(parts: list[Profile]) -> Profile:
-    """Profiles of consecutive samples as one run (counters stacked, unit events summed)."""
-    first = parts[0]
-    counters = {k: np.concatenate([getattr(p, k) for p in parts]) for k in COUNTER_FIELDS}
-    unit_events = [sum(p.unit_events[i] for p in parts) for i in range(len(first.unit_events))]
-    return Profile(first.population_names, first.population_sizes,
-                   sum(p.steps for p in parts), unit_events=unit_events, **counters)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from atomspark.scenarios.runs.model_task import task_samples
 from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
 from atomspark.sim.engine import Engine
 from atomspark.sim.memory import require_memory
+from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
 from atomspark.sim.run_folder import prepare_run_folder
 
 BUILTIN_PREFIX = "builtin:"
@@ -124,6 +125,7 @@ def profile_model(
         "events_per_sample": summary["total_events"] / run.n_samples,
         "synops_per_sample": summary["total_synops"] / run.n_samples,
         "mean_active_fraction": summary["mean_active_fraction"],
+        "neurobench": neurobench_metrics(run.graph, run.profile, run.n_samples),
         "costs": costs.to_dict(),
         "gpu_fair": fair,
     }
@@ -150,6 +152,7 @@ def profile_model(
         f"{result['synops_per_sample']:.0f}, active fraction "
         + ", ".join(f"{k} {v:.3f}" for k, v in summary["mean_active_fraction"].items())
     )
+    log(f"[profile] NeuroBench: {format_neurobench(result['neurobench'])}")
     log(
         f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
         f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
