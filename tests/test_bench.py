@@ -73,6 +73,10 @@ def test_vn_engine_codes_equal_reference(quick_run):
     cost = json.loads((out / "cells" / "VN-seed0.json").read_text())["cost"]
     assert cost["engine_vs_reference_ista_max_rel_error"] < 1e-9
     assert cost["chip"]["energy_j_per_sample"] > 0 and cost["events_per_sample"] > 0
+    nb = cost["neurobench"]  # NeuroBench's metrics of the same engine run
+    assert 0 <= nb["activation_sparsity"] < 1
+    ops = nb["synaptic_operations"]
+    assert 0 < ops["effective_acs"] + ops["effective_macs"] <= cost["synops_per_sample"]
     baseline = json.loads((out / "results.json").read_text())["models"]
     priced = [m for m in baseline.values() if m["config"]["kind"] == "torch"]
     assert all(m["cost"]["gpu_batch1"]["energy_j_per_sample"] > 0 for m in priced)

@@ -16,6 +16,7 @@ import torch
 from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.energy import dense_cost
 from atomspark.mapping.hardware import load_hardware
+from atomspark.sim.neurobench import neurobench_metrics
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -108,6 +109,7 @@ def vn_costs(run: dict, n_samples: int, hardware: str, gpu: str, steps: int) -> 
             np.mean(list(summary["mean_active_fraction"].values()))
         ),
         "atoms": K,
+        "neurobench": neurobench_metrics(run["graph"], run["profile"], n_samples),
         "chip": {
             "hardware": chip.hardware,
             "energy_j_per_sample": chip.energy_per_sample_j,
