@@ -117,7 +117,7 @@ def _row(name: str, measured: float, predicted: float, unit: str, scale: float =
 
 
 def ratios(res: dict) -> dict[str, float]:
-    """predicted / measured for each quantity of the first table."""
+    """predicted / measured for every row of the first table (core counts included)."""
     m, p = res["measured"]["pilotnet_snn"], res["predicted"]["zero"]
     t_meas = 1.0 / (m["inferences_per_s"] * m["steps_per_inference"])
     sd, msd = res["sdnn_static"], res["measured"]["pilotnet_sdnn"]
@@ -128,7 +128,33 @@ def ratios(res: dict) -> dict[str, float]:
         "dynamic energy": p["dynamic_energy_per_inference_j"] / m["dynamic_energy_per_inference_j"],
         "static power": p["static_power_w"] / m["static_power_w"],
         "dynamic power": p["dynamic_power_w"] / m["dynamic_power_w"],
+        "total power": (p["static_power_w"] + p["dynamic_power_w"]) / m["total_power_w"],
+        "cores": p["cores"] / m["cores"],
         "static power (SDNN)": sd["static_power_w"] / msd["static_power_w"],
+        "cores (SDNN)": sd["cores"] / msd["cores"],
+    }
+
+
+def layer_core_ratios(res: dict) -> dict[str, float]:
+    """atomspark / Intel's compiler, cores per layer (the layer table)."""
+    m, p = res["measured"]["pilotnet_snn"], res["predicted"]["zero"]
+    return {n: p["cores_per_layer"][n] / m["cores_per_layer"][n] for n in LAYER_NAMES}
+
+
+def whole_chip_static(res: dict) -> dict[str, float]:
+    """Static power at the scope chip-vs-GPU pricing charges (static_scope "device": every core
+    of the chip in use, as a GPU is charged its whole idle power), and the LIF run's total energy
+    per inference with it."""
+    m, p = res["measured"]["pilotnet_snn"], res["predicted"]["zero"]
+    cores = load_hardware(res["hardware"]).limits.cores_per_chip
+    static = res["static_power_per_core_w"] * cores
+    t_inf = p["steps_per_sample"] * p["time_per_step_s"]
+    return {
+        "cores": cores,
+        "static_power_w": static,
+        "energy_per_inference_j": p["dynamic_energy_per_inference_j"] + static * t_inf,
+        "lif_ratio": static / m["static_power_w"],
+        "sdnn_ratio": static / res["measured"]["pilotnet_sdnn"]["static_power_w"],
     }
 
 
@@ -179,6 +205,7 @@ def render(res: dict) -> str:
             f"| {r['energy_per_inference_j'] * 1e3:.3f} mJ |"
         )
     dyn = [r["dynamic_energy_per_inference_j"] for r in res["predicted"].values()]
+    wc = whole_chip_static(res)
     lines += [
         "",
         f"Across these inputs the predicted dynamic energy spans {min(dyn) * 1e3:.3f}-"
@@ -191,6 +218,14 @@ def render(res: dict) -> str:
         f"cores; {sd['static_power_at_measured_cores_w'] / msd['static_power_w']:.2f} x measured).",
         "",
         f"Largest deviation in the first table: {_worst(res)}.",
+        "",
+        f"Per-layer core counts (atomspark / Intel's compiler) range from "
+        f"{min(layer_core_ratios(res).values()):.2f} to {max(layer_core_ratios(res).values()):.2f}"
+        f" x. At the whole-chip static scope that chip-vs-GPU pricing charges "
+        f"({wc['cores']} cores): {wc['static_power_w']:.4g} W static ({wc['lif_ratio']:.2f} x the "
+        f"LIF measurement, {wc['sdnn_ratio']:.2f} x the SDNN one), total energy per inference "
+        f"{wc['energy_per_inference_j'] * 1e3:.4g} mJ "
+        f"({wc['energy_per_inference_j'] / m['energy_per_inference_j']:.2f} x measured).",
     ]
     return "\n".join(lines) + "\n"
 
