@@ -39,11 +39,16 @@ def rsgn_file(tmp_path):
 
 
 @pytest.mark.parametrize("model", ["vn_file", "rsgn_file"])
-def test_profile_writes_costs_and_plots(model, request, tmp_path):
+def test_profile_writes_costs_and_plots(model, request, tmp_path, capsys):
     out = tmp_path / "prof"
     path = request.getfixturevalue(model)
     steps = ["--steps", "60"] if model == "vn_file" else []  # an RSGN runs its own K + 1 steps
     assert main(["profile", str(path), "--input", "builtin:3", "--out", str(out)] + steps) == 0
+    stages = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[profile] step ")]
+    n = 4 if importlib.util.find_spec("torch") else 3  # progress: one line per long stage
+    assert [ln.split(":")[0] for ln in stages] == [
+        f"[profile] step {i}/{n}" for i in range(1, n + 1)
+    ]
     costs = json.loads((out / "costs.json").read_text())
     assert costs["samples"] == 3 and costs["events_per_sample"] > 0
     chip = costs["costs"]["neuromorphic"]

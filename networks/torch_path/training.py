@@ -26,7 +26,6 @@ import json
 import math
 import os
 import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -69,6 +68,7 @@ from atomspark.networks.torch_path.slow_torch import (
 from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle
 from atomspark.networks.vn.model import VNModel
 from atomspark.sim.core import AtomsparkError, atomic_write_text, atomic_write_with
+from atomspark.sim.progress import progress as progress_bar
 from atomspark.sim.run_folder import prepare_run_folder
 from tqdm.auto import tqdm
 
@@ -665,9 +665,7 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
     ev: dict | None = None
     is_rsgn = task == "rsgn-sequence" and cfg["model"]["kind"] == "rsgn"
     started = time.perf_counter()
-    bar = tqdm(
-        total=total, initial=step, disable=not progress, unit="step", leave=False, file=sys.stderr
-    )
+    bar = progress_bar(total, "[train]", "step", enabled=progress, initial=step)
     try:
         with _StopOnSigint() as stop, bar, open(metrics_path, "a", encoding="utf-8") as log:
             while epoch < cfg["epochs"]:

@@ -23,7 +23,7 @@ from atomspark.scenarios.bench.store import RunStore
 from atomspark.scenarios.bench.tables import aggregate, markdown
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.memory import require_memory
-from tqdm import tqdm
+from atomspark.sim.progress import track
 
 HARDWARE = "loihi2"
 GPU = "h100"
@@ -108,7 +108,7 @@ def _run(family, size, n_seeds, store, manifest, device, models, engine_samples,
                 "examples.json",
                 json.dumps({"shape": list(data.shape), "splits": example_inputs(data)}),
             )
-        for model_name in tqdm(chosen, desc=f"{name} seed {seed}", leave=False):
+        for model_name in track(chosen, f"[bench] {name} seed {seed}", "model"):
             if store.has(model_name, seed):
                 log(f"[bench] {model_name} seed {seed}: done earlier, skipped (--resume)")
                 continue

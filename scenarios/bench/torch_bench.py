@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from atomspark.networks.torch_path.device import select_device
 from atomspark.scenarios.bench.baselines import n_params
-from tqdm import tqdm
+from atomspark.sim.progress import track
 
 EVAL_CHUNK = 512
 
@@ -60,9 +60,7 @@ class TorchBench:
         data = torch.as_tensor(train, dtype=torch.float32, device=self.device)
         n = data.shape[0]
         self.net.train()
-        for _ in tqdm(
-            range(cfg.epochs), desc=f"train {self.label}", leave=False, disable=not progress
-        ):
+        for _ in track(range(cfg.epochs), f"[bench] train {self.label}", "epoch", progress):
             order = torch.as_tensor(rng.permutation(n), device=self.device)
             hidden = np.zeros(train.shape, dtype=bool)
             masked = rng.random(n) < cfg.masked_fraction

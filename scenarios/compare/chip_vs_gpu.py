@@ -22,7 +22,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +51,7 @@ from atomspark.scenarios.runs.engine import LoadedModel, concat_profiles, requir
 from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.profile import Profile
+from atomspark.sim.progress import Stages
 from atomspark.sim.run_folder import prepare_run_folder
 
 VN_ENGINE_STEPS = 2000  # engine step budget per VN sample (fixed, as a chip would run it)
@@ -383,6 +384,7 @@ def compare(
     dtype: str | None = None,
     cutoffs: Sequence[float] | None = DEFAULT_CUTOFFS,
     overwrite: bool = False,
+    log: Callable[[str], None] = print,
 ) -> dict:
     """Run a trained model (model.npz from `train`) on `data` in torch (dense, on `device`) and on
     the event engine (float; also fixed point when `fixed_point`), and write comparison.json
@@ -404,8 +406,12 @@ def compare(
         "backends": {},
     }
     backends = report["backends"]
+    sweep = kind == "rsgn" and bool(cutoffs)
+    stage = Stages(log, "[compare]", 4 + bool(fixed_point) + sweep)
+    stage(f"{n} sample(s) on the event engine (float)")
     if kind == "vn":
         codes_f, prof_f, graph_f, wall_f = _vn_engine(model, x, steps, fixed=False)
+        stage(f"{n} sample(s) in torch on {torch_device}")
         costs_f = _chip_costs(graph_f, prof_f, hardware, gpu, n)
         entry_t, codes_t = _torch_backend(
             kind, model, x, torch_device, tdtype, gpu, costs_f["comparison"].dense
@@ -419,6 +425,8 @@ def compare(
             model, x, codes_f
         )
         backends["engine_float"]["steps_per_sample"] = steps
+        if fixed_point:
+            stage(f"{n} sample(s) on the fixed-point engine")
         if fixed_point and model.layers[-1].topk is None:
             codes_q, prof_q, graph_q, wall_q = _vn_engine(model, x, steps, fixed=True)
             costs_q = _chip_costs(graph_q, prof_q, hardware, gpu, n)
@@ -439,6 +447,7 @@ def compare(
         fixed_ran = "energy_per_sample_j" in backends.get("engine_fixed", {})
         chip_name = "engine_fixed" if fixed_ran else "engine_float"  # the chip runs fixed point
         chip = backends[chip_name]
+        stage("the GPU's own algorithm on the same samples")
         report["gpu_fair"] = vn_gpu_side(
             model, x, codes_t, codes_q if chip_name == "engine_fixed" else codes_f, gpu,
             chip["energy_per_sample_j"], chip["latency_per_sample_s"], torch_device,
@@ -448,6 +457,7 @@ def compare(
         params, config = model
         scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
         costs_e = _chip_costs(graph_e, prof_e, hardware, gpu, n, params.positions)
+        stage(f"{n} sample(s) in torch on {torch_device}")
         entry_t, (scores_t, _) = _torch_backend(
             kind, model, x, torch_device, tdtype, gpu, costs_e["comparison"].dense
         )
@@ -460,11 +470,13 @@ def compare(
         entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
         backends["engine_float"] = entry
         if fixed_point:
+            stage(f"{n} sample(s) on the fixed-point engine")
             backends["engine_fixed"] = _rsgn_fixed_entry(
                 params, config, x, labels, scores_t, scores_e, hardware, gpu
             )
         chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
         chip = backends[chip_name]
+        stage("the GPU's own algorithm on the same samples")
         report["gpu_fair"] = rsgn_gpu_side(
             params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
             chip["latency_per_sample_s"], torch_device,
@@ -478,10 +490,12 @@ def compare(
             + " (fixed point can differ: docs/lava.md)",
         }
         if cutoffs:
+            stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")
             report["cutoff_sweep"] = rsgn_cutoff_sweep(
                 params, config, x, labels, scores_t, cutoffs, hardware, gpu
             )
     atomic_write_text(out / "comparison.json", json.dumps(report, indent=2))
+    stage("plots")
     metric = "accuracy" if kind == "rsgn" else "reconstruction_error"
     plot_accuracy_energy(report, metric, out / "accuracy_vs_energy.png")
     plot_energy_hist(report, out / "energy_per_sample.png")

@@ -18,6 +18,7 @@ from atomspark.scenarios.runs.engine import LoadedModel, load_model, require_run
 from atomspark.scenarios.runs.profile import read_inputs
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
+from atomspark.sim.progress import Stages
 from atomspark.sim.run_folder import prepare_run_folder
 
 TARGETS = ("lava", "nir", "networkx")
@@ -76,13 +77,18 @@ def export_model(
     graph = graph_for_first_input(loaded, samples)
     out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
+    stage = Stages(log, "[export]", 1 + fixed + report + (verify and to == "lava"))
     if fixed:
+        what = f"{len(samples)} sample(s)" if loaded.kind == "rsgn" else f"{steps} steps"
+        stage(f"quantising to Loihi fixed point and measuring its error over {what}")
         graph, result["quantization"] = _quantize(loaded, graph, samples, steps, frac_bits, log)
         if verify:
             result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
             log(f"[export] {result['verify']['message']}")
     if report:
+        stage(f"placing the graph on {hardware} cores and checking its limits")
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
+    stage(f"writing the {to} export")
     if to == "lava":
         from atomspark.mapping.lava.export import export_lava
 
@@ -93,6 +99,7 @@ def export_model(
             atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
             raise AtomsparkError(result["verify"]["message"])
         if verify:
+            stage(f"running the bundle on Lava's Loihi2SimCfg for {steps} steps")
             result["verify"] = {**result.get("verify", {}), **_verify(bundle, steps, log)}
     elif to == "nir":
         from atomspark.mapping.nir_export import export_nir

@@ -3,6 +3,7 @@ latency on a neuromorphic chip, the dense GPU/CPU equivalent, JSON and plots."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_tex
 from atomspark.sim.engine import Engine
 from atomspark.sim.memory import require_memory
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
+from atomspark.sim.progress import Stages
 from atomspark.sim.run_folder import prepare_run_folder
 
 BUILTIN_PREFIX = "builtin:"
@@ -105,7 +107,10 @@ def profile_model(
     require_run_memory(loaded, len(data), steps, "--steps")
     out = prepare_run_folder(out, "profile", "overwrite" if overwrite else "new")
     log(f"[profile] {loaded.kind} model {model_path}: {len(data)} sample(s) on the event engine")
+    stage = Stages(log, "[profile]", 4 if _has_torch() else 3)
+    stage(f"running {len(data)} sample(s) on the event engine (kernels compile once, then cached)")
     run = run_loaded(loaded, data, steps)
+    stage(f"placing the graph on {hardware} cores and pricing it against {gpu}")
     costs = compare_costs(
         run.graph,
         run.profile,
@@ -115,7 +120,10 @@ def profile_model(
         strategy=strategy,
         positions=run.positions,
     )
+    if _has_torch():
+        stage(f"the GPU's own algorithm on the same samples (torch), priced on {gpu}")
     fair = _gpu_side(loaded, data, run, gpu, costs.neuromorphic, log)
+    stage("event raster of the first sample and plots")
     summary = run.profile.summary()
     result = {
         "model": str(model_path),
@@ -162,6 +170,10 @@ def profile_model(
     )
     log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
     return result
+
+
+def _has_torch() -> bool:
+    return importlib.util.find_spec("torch") is not None
 
 
 def _gpu_side(loaded: LoadedModel, data, run, gpu: str, chip, log) -> dict | None:

@@ -137,22 +137,23 @@ def flatten(table: dict, prefix: str = "") -> dict:
     return flat
 
 
-def set_dotted(table: dict, key: str, value) -> None:
-    """table["a"]["b"] = value for key "a.b" (creating the inner tables)."""
+def set_dotted(table: dict, key: str, value, what: str = "grid key") -> None:
+    """table["a"]["b"] = value for key "a.b" (creating the inner tables); `what` names the key's
+    origin in the error."""
     *path, last = key.split(".")
     for part in path:
         inner = table.setdefault(part, {})
         if not isinstance(inner, dict):
-            raise AtomsparkError(f"grid key {key!r}: {part!r} is a value, not a table")
+            raise AtomsparkError(f"{what} {key!r}: {part!r} is a value, not a table")
         table = inner
     table[last] = value
 
 
-def apply_overrides(base: dict, overrides: dict) -> dict:
+def apply_overrides(base: dict, overrides: dict, what: str = "grid key") -> dict:
     """A deep copy of `base` with the dotted-key `overrides` set."""
     out = copy.deepcopy(base)
     for key, value in overrides.items():
-        set_dotted(out, key, value)
+        set_dotted(out, key, value, what)
     return out
 
 
