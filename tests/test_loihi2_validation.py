@@ -98,3 +98,18 @@ def test_prediction_pipeline_on_mnist():
     more = predict(ng, sample_inputs(net, ng, "rate:0.6:1", 3, steps), steps, hw).to_dict()
     assert more["synops_per_inference"] > d["synops_per_inference"]
     assert more["dynamic_energy_per_inference_j"] > d["dynamic_energy_per_inference_j"]
+
+
+@pytest.mark.slow
+def test_committed_prediction_reproduces():
+    """The notebook-input prediction in the committed results is what the code computes now."""
+    res = json.loads(RESULTS.read_text())
+    net = read_netx(ROOT / res["network"])
+    ng = netx_graph(net)
+    steps = MEASURED["pilotnet_snn"]["steps_per_inference"]
+    pred = predict(ng, sample_inputs(net, ng, "zero", 1, steps), steps, load_hardware("loihi2"))
+    got, want = pred.to_dict(), res["predicted"]["zero"]
+    for key in ("events_per_inference", "synops_per_inference", "cores"):
+        assert got[key] == want[key], key
+    for key in ("energy_per_inference_j", "time_per_step_s", "static_power_w"):
+        assert got[key] == pytest.approx(want[key], rel=1e-9), key
