@@ -211,6 +211,11 @@ def _layer(g, kind: str, where: str, flatten: bool) -> NetxLayer:
                          _pair(g, "padding", where, 0), _pair(g, "dilation", where, 1),
                          _int(g, "groups", where, 1))  # fmt: skip
     n_out = int(np.prod(shape_raw))
+    if weight.size == 0 or weight.size % n_out:
+        raise AtomsparkError(
+            f"NET {where}: weight of shape {weight.shape} does not fit the layer's {n_out} "
+            "outputs ('shape')"
+        )
     weight = weight.reshape(n_out, -1)
     delay = _ints(g, "delay", where)
     if delay is not None and delay.min(initial=0) < 0:

@@ -17,6 +17,11 @@ Semantics follow lava-dl netx 0.6 on Lava 0.10 (`hdf5.Network` with its `blocks`
 - Units are ordered as Lava orders them, (x, y, c) row-major (WHC), so engine and Lava state
   arrays compare index by index; a dense layer after a flatten reads (c, y, x) order as netx's
   `transpose([2, 1, 0]).flatten()` does.
+- A layer without a neuron group: netx's default is iDecay 0 (a persistent current), vDecay
+  4096 (v = u + bias each step) and vThMant 1 << 17, outside the engine's fixed-point LIF
+  widths (du, dv 12-bit unsigned, vth 17-bit unsigned). The engine uses du 4095, dv 0, vth 2**17 - 1: v is the same running sum as netx's
+  (checked on Lava), u is the step's input instead of the sum, and v spikes one mantissa step
+  (64) earlier. Such layers are not bit-exact in u.
 - A network without an input layer gets a relay population `input` (vth 0, no decay, no bias):
   an external input of 1 at step t makes it spike at step t, as a spike source feeding netx's
   first Dense would.
@@ -123,7 +128,7 @@ def _flatten_order(shape: tuple[int, ...]) -> np.ndarray:
 
 def _lif(layer: NetxLayer, where: str) -> LIFFixedParams:
     n = layer.neuron
-    if n is None:  # netx's default: a non-leaky integrator that never fires
+    if n is None:  # no neuron group: an approximation of netx's default (module docstring)
         return LIFFixedParams(du=4095, dv=0, vth=2**17 - 1)
     if n.kind != "lif":
         raise AtomsparkError(
