@@ -71,3 +71,30 @@ def test_no_reference_outside_the_repository():
             if not resolved.is_relative_to(ROOT.resolve()):
                 offenders.append(f"{name}: {target}")
     assert offenders == []
+
+
+REPO_PATH = re.compile(r"`((?:sim|networks|mapping|scenarios|benchmarks|tests|docs)/[^`\s<]*)`")
+
+
+def _names(path: str) -> bool:
+    """`path` names something in the repository: a file, a folder, a glob, or module.attr."""
+    if list(ROOT.glob(path)):
+        return True
+    head, _, _ = path.rpartition(".")  # scenarios/x/y.attr -> scenarios/x/y.py
+    return bool(head) and ((ROOT / f"{head}.py").is_file() or (ROOT / head).is_dir())
+
+
+def test_every_repository_path_in_the_docs_exists():
+    """Files move (sim/units/, mapping/lava/, scenarios/{cli,runs,...}/): a backticked repository
+    path in README.md or docs/*.md must still name something, unless git ignores it (run output)."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    missing = []
+    for doc in docs:
+        for path in REPO_PATH.findall(doc.read_text(encoding="utf-8")):
+            path = path.rstrip(".,:;)")
+            if _names(path):
+                continue
+            ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
+            if not ignored:
+                missing.append(f"{doc.name}: {path}")
+    assert missing == []

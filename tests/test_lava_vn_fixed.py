@@ -1,6 +1,6 @@
 """The engine's fixed-point VN atom against the plain NumPy integer step (no Lava needed).
 
-The NumPy step (sim/units_vn_fixed.vn_fixed_step) is what Lava's PyVNAtomModelFixed runs; the
+The NumPy step (sim/units/vn_fixed.vn_fixed_step) is what Lava's PyVNAtomModelFixed runs; the
 engine's Numba kernel must reproduce it bit for bit, overflow counts included.
 """
 
