@@ -185,16 +185,37 @@ def parse_grid(
     kind = raw.get("kind")
     if kind not in kinds:
         raise AtomsparkError(f"grid key 'kind': must be one of {', '.join(kinds)}, got {kind!r}")
-    seeds = raw.get("seeds")
-    if seeds is not None:
-        if not isinstance(seeds, list) or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in seeds
-        ):
-            raise AtomsparkError(f"grid key 'seeds': expected a list of integers, got {seeds!r}")
-        if len(set(seeds)) != len(seeds):
-            raise AtomsparkError(f"grid key 'seeds': repeats a seed ({seeds})")
+    seeds = _checked_seeds(raw.get("seeds"))
     fixed = flatten(_require_table("[set]", raw.get("set", {})))
-    axes = flatten(_require_table("[axes]", raw.get("axes", {})))
+    axes = _checked_axes(flatten(_require_table("[axes]", raw.get("axes", {}))))
+    both = sorted(set(fixed) & set(axes))
+    if both:
+        raise AtomsparkError(f"grid key {both[0]!r}: both in [set] and in [axes]; keep one")
+    variants = _checked_variants(raw, kind, fixed, axes, resolve_base)
+    empty = [k for k, vals in axes.items() if not vals]
+    if empty or seeds == []:
+        what = f"axis {empty[0]!r}" if empty else "`seeds`"
+        raise AtomsparkError(f"grid has 0 cells: {what} is an empty list")
+    canonical = {"kind": kind, "seeds": seeds, "axes": axes, "variants": variants}
+    canonical = json.loads(json.dumps(canonical, sort_keys=True))
+    return Grid(kind, variants, axes, seeds, source, canonical)
+
+
+def _checked_seeds(seeds) -> list[int] | None:
+    """The top-level seed list: distinct integers, or None (the kind's default)."""
+    if seeds is None:
+        return None
+    if not isinstance(seeds, list) or not all(
+        isinstance(s, int) and not isinstance(s, bool) for s in seeds
+    ):
+        raise AtomsparkError(f"grid key 'seeds': expected a list of integers, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise AtomsparkError(f"grid key 'seeds': repeats a seed ({seeds})")
+    return seeds
+
+
+def _checked_axes(axes: dict) -> dict:
+    """Each axis a list of distinct values; the seed is not an axis."""
     for key, values in axes.items():
         if not isinstance(values, list):
             raise AtomsparkError(
@@ -206,10 +227,12 @@ def parse_grid(
             raise AtomsparkError(f"grid axis {key!r}: repeats a value ({values})")
         if key == SEED_AXIS:
             raise AtomsparkError("grid axis 'seed': use the top-level `seeds = [...]` list")
-    both = sorted(set(fixed) & set(axes))
-    if both:
-        raise AtomsparkError(f"grid key {both[0]!r}: both in [set] and in [axes]; keep one")
+    return axes
 
+
+def _checked_variants(raw: dict, kind: str, fixed: dict, axes: dict, resolve_base) -> list[dict]:
+    """The variants (one named 'base' when none is given), each with its base resolved and
+    the grid's [set] under its own."""
     raw_variants = raw.get("variants")
     if raw_variants is None:
         raw_variants = [{"name": "base"}]
@@ -234,37 +257,13 @@ def parse_grid(
             )
         base_name, base_content = resolve_base(v.get("base", raw.get("base")), kind)
         variants.append(
-            {
-                "name": name,
-                "base": base_name,
-                "base_content": base_content,
-                "set": {**fixed, **vset},
-            }
-        )
+            {"name": name, "base": base_name, "base_content": base_content,
+             "set": {**fixed, **vset}}
+        )  # fmt: skip
     names = [v["name"] for v in variants]
     if len(set(names)) != len(names):
         raise AtomsparkError(f"grid key 'variants': repeats a name ({names})")
-    empty = [k for k, vals in axes.items() if not vals]
-    if empty or seeds == []:
-        what = f"axis {empty[0]!r}" if empty else "`seeds`"
-        raise AtomsparkError(f"grid has 0 cells: {what} is an empty list")
-
-    canonical = {
-        "kind": kind,
-        "seeds": seeds,
-        "axes": axes,
-        "variants": [
-            {
-                "name": v["name"],
-                "base": v["base"],
-                "base_content": v["base_content"],
-                "set": v["set"],
-            }
-            for v in variants
-        ],
-    }
-    canonical = json.loads(json.dumps(canonical, sort_keys=True))
-    return Grid(kind, variants, axes, seeds, source, canonical)
+    return variants
 
 
 def grid_differences(old: dict, new: dict, limit: int = 4) -> list[str]:
