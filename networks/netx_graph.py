@@ -22,9 +22,9 @@ Semantics follow lava-dl netx 0.6 on Lava 0.10 (`hdf5.Network` with its `blocks`
   widths (du, dv 12-bit unsigned, vth 17-bit unsigned). The engine uses du 4095, dv 0, vth 2**17 - 1: v is the same running sum as netx's
   (checked on Lava), u is the step's input instead of the sum, and v spikes one mantissa step
   (64) earlier. Such layers are not bit-exact in u.
-- A network without an input layer gets a relay population `input` (vth 0, no decay, no bias):
-  an external input of 1 at step t makes it spike at step t, as a spike source feeding netx's
-  first Dense would.
+- A network without an input layer, or whose input layer has no neuron (netx then only takes its
+  shape), gets a relay population `input` (vth 0, no decay, no bias): an external input of 1 at
+  step t makes it spike at step t, as a spike source feeding netx's first layer would.
 """
 
 from __future__ import annotations
@@ -154,16 +154,17 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
     (default 0, which is what an input layer without a bias gets)."""
     pops, projs, names, shapes = [], [], [], []
     first = net.layers[0]
-    if first.kind == "input":
-        layers = net.layers
-        prev_shape = None
-    else:
-        n_in = first.weight.shape[1]
-        pops.append(Population("input", n_in, RELAY))
+    bias_driven = first.kind == "input" and first.neuron is not None
+    layers, prev_shape, start = net.layers, None, 0
+    if not bias_driven:  # external spikes enter through a relay population
+        relay_shape = first.shape if first.kind == "input" else (first.weight.shape[1],)
+        if first.kind == "input":
+            layers, start = net.layers[1:], 1
+        pops.append(Population("input", int(np.prod(relay_shape)), RELAY))
         names.append("input")
-        shapes.append((n_in,))
-        layers, prev_shape = net.layers, (n_in,)
-    for i, layer in enumerate(layers):
+        shapes.append(tuple(relay_shape))
+        prev_shape = tuple(relay_shape)
+    for i, layer in enumerate(layers, start):
         where = f"layer {i}"
         name = f"L{i}_{layer.kind}"
         params = _lif(layer, where)
@@ -184,7 +185,7 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
         shapes.append(layer.shape)
         prev_shape = layer.shape
     graph = Graph(pops, projs)
-    return NetxGraph(graph, names, shapes, names[0], first.kind == "input")
+    return NetxGraph(graph, names, shapes, names[0], bias_driven)
 
 
 def effective_dense_weights(layer: NetxLayer, where: str) -> np.ndarray:

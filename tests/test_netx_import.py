@@ -152,6 +152,23 @@ def test_dense_delays_shift_arrival(tmp_path):
     assert u[1] > 0 and u[2] == 0 and u[4] > 0  # two arrivals, 3 steps apart
 
 
+def test_shape_only_input_layer_feeds_a_conv_from_outside(tmp_path):
+    kern = np.zeros((1, 1, 1, 1))
+    kern[0, 0, 0, 0] = 64
+    path = _write(tmp_path / "c.net", {
+        "0": {"type": np.bytes_("input"), "shape": [1, 2, 3]},
+        "1": {"type": np.bytes_("conv"), "shape": [1, 2, 3], "weight": kern, "neuron": LIF},
+    })  # fmt: skip
+    ng = netx_graph(read_netx(path))
+    assert not ng.input_is_bias and ng.graph.population("input").size == 6
+    eng = Engine(ng.graph)
+    drive = np.zeros((3, 6))
+    drive[0, 4] = 1
+    eng.run(3, inputs={"input": drive}, record=(("L1_conv", "u"),))
+    u = eng.traces[("L1_conv", "u")]
+    assert u[1, 4] == 64 << 6 and np.count_nonzero(u) == 1  # one tap, one step later
+
+
 @pytest.mark.parametrize(
     "layers,fragment",
     [

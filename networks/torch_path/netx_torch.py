@@ -67,7 +67,10 @@ class NetxTorch(nn.Module):
     def __init__(self, net: NetxNetwork) -> None:
         super().__init__()
         conns, neurons = [], []
-        for i, layer in enumerate(net.layers):
+        first = net.layers[0]
+        shape_only = first.kind == "input" and first.neuron is None  # spikes come from outside
+        layers = net.layers[1:] if shape_only else net.layers
+        for i, layer in enumerate(layers, int(shape_only)):
             where = f"layer {i}"
             n = layer.neuron
             bias = 0 if layer.bias is None else layer.bias.reshape(-1)
@@ -86,8 +89,8 @@ class NetxTorch(nn.Module):
                 lin.weight.data = torch.as_tensor(w, dtype=torch.float64)
                 conns.append(nn.Sequential(nn.Flatten(), lin) if layer.flatten_before else lin)
             neurons.append(LoihiLIF(n.i_decay - 1, n.v_decay, n.vth, bias))
-        self.shapes = [tuple(layer.shape) for layer in net.layers]
-        self.input_is_bias = net.layers[0].kind == "input"
+        self.shapes = [tuple(layer.shape) for layer in layers]
+        self.input_is_bias = first.kind == "input" and not shape_only
         self.conns = nn.ModuleList([c if c is not None else nn.Identity() for c in conns])
         self.neurons = nn.ModuleList(neurons)
         self.pending: list[torch.Tensor | None] = [None] * len(neurons)
