@@ -110,8 +110,9 @@ def run_validation(hardware: str = "loihi2", log=print) -> dict:
 
 
 def _row(name: str, measured: float, predicted: float, unit: str, scale: float = 1.0) -> str:
+    u = f" {unit}" if unit else ""
     return (
-        f"| {name} | {measured * scale:.4g} {unit} | {predicted * scale:.4g} {unit} | "
+        f"| {name} | {measured * scale:.4g}{u} | {predicted * scale:.4g}{u} | "
         f"{predicted / measured:.2f} |"
     )
 
