@@ -345,12 +345,25 @@ def _mantissa_shift(value: float, bits: int = 12) -> tuple[int, int]:
     return mant, shift
 
 
-def quantize_rsgn_graph(graph: Graph) -> Graph:
+def split_mantissas(weights, lo_shift: int) -> tuple[QuantizedWeights, np.ndarray]:
+    """weights ~= (hi 2**lo_shift + lo) 2**(hi.weight_exp - lo_shift): hi = quantize_weights'
+    8-bit mantissas, lo = even 8-bit mantissas of hi's rounding residual (mixed signs)."""
+    hi = quantize_weights(weights)
+    residual = np.asarray(weights, np.float64) - hi.mantissa * 2.0**hi.weight_exp
+    lo = 2 * np.round(residual / 2.0 ** (hi.weight_exp - lo_shift + 1)).astype(np.int64)
+    if np.abs(lo).max(initial=0) > 254:
+        raise AtomsparkError(f"weights: the low part needs more than 8 bits at lo_shift {lo_shift}")
+    return hi, lo
+
+
+def quantize_rsgn_graph(graph: Graph, split_w_h: bool = False) -> Graph:
     """A float RSGN graph (networks.rsgn_compile) -> the engine's integer RSGN graph
     (sim/units/rsgn_fixed.py): the projection W as 8-bit mantissas (weight_exp 0, the node shifts
     its summed message by m_shift), W_h as 8-bit mantissas, thresholds / alpha / gains in Q.12,
-    states and biases in Q.10, 1/T as a 12-bit mantissa and shift."""
+    states and biases in Q.10, 1/T as a 12-bit mantissa and shift. split_w_h: W_h as two 8-bit
+    mantissas, high and low part (sim/units/rsgn_fixed_split.py)."""
     from atomspark.sim.units import rsgn_fixed as rf
+    from atomspark.sim.units import rsgn_fixed_split as rs
     from atomspark.sim.units.rsgn import RSGNNodeParams
 
     if not isinstance(graph, Graph) or len(graph.populations) != 1:
@@ -368,13 +381,14 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
     w = quantize_weights(_dense_weights(proj))
     if w.weight_exp > 0:
         raise AtomsparkError("projection: weights above 255 need a left shift (not modelled)")
-    wh = quantize_weights(np.asarray(par.w_h, np.float64))
+    wh, wh_lo = split_mantissas(np.asarray(par.w_h, np.float64), rs.LO_SHIFT)
     if wh.weight_exp > 0:
         raise AtomsparkError("w_h: entries above 255 need a left shift (not modelled)")
+    split = {"w_h_lo_mant": wh_lo, "w_h_lo_shift": rs.LO_SHIFT} if split_w_h else {}
     ignition = par.init_state(pop.size)
     st = fixed_rsgn_state(ignition["alpha"], ignition["h"])
     inv_t_mant, inv_t_shift = _mantissa_shift(1.0 / float(par.temperature))
-    nodes = rf.RSGNFixedParams(
+    nodes = (rs.RSGNFixedSplitParams if split_w_h else rf.RSGNFixedParams)(
         thresholds=np.round(np.broadcast_to(par.kernel_arrays.thresholds, (pop.size,)) * qa).astype(
             np.int64
         ),
@@ -393,6 +407,7 @@ def quantize_rsgn_graph(graph: Graph) -> Graph:
         event_rule=bool(par.event_rule),
         alpha_init=st["alpha"],
         h_init=st["h"],
+        **split,
     )
     n_tgt, n_src = proj.shape  # keep every stored synapse (zero mantissas included)
     sources = np.repeat(np.arange(n_src), np.diff(proj.indptr))
@@ -412,14 +427,14 @@ def fixed_rsgn_state(alpha: np.ndarray, h: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def fixed_rsgn_runner(runner: SampleRunner) -> SampleRunner:
+def fixed_rsgn_runner(runner: SampleRunner, split_w_h: bool = False) -> SampleRunner:
     """The integer version of a float RSGN SampleRunner (networks.sample_runner.rsgn_runner): the
     quantised graph built once, each sample's ignition rounded as quantize_rsgn_graph rounds it;
     outputs are the final (alpha, h) in float units, as the float runner's."""
     from atomspark.networks.sample_runner import SampleRunner
     from atomspark.sim.units import rsgn_fixed as rf
 
-    graph = quantize_rsgn_graph(runner.graph)
+    graph = quantize_rsgn_graph(runner.graph, split_w_h)
     name = graph.populations[0].name
 
     def to_state(tokens):
@@ -460,17 +475,18 @@ class RSGNQuantizationReport:
 
 
 def rsgn_quantization_report(
-    params: RSGNParams, config: RSGNConfig, tokens: np.ndarray
+    params: RSGNParams, config: RSGNConfig, tokens: np.ndarray, split_w_h: bool = False
 ) -> RSGNQuantizationReport:
     """Run `tokens` (B, L, d_in) through the model's float and integer engine graphs
-    (rsgn_runner, fixed_rsgn_runner) and compare the readouts and final states."""
+    (rsgn_runner, fixed_rsgn_runner; split_w_h: W_h in two 8-bit parts) and compare the readouts
+    and final states."""
     from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores
 
     tokens = as_finite_array("tokens", tokens, ndim=3)
     float_runner = rsgn_runner(params, config)
     steps = config.n_steps + 1
     runs_f = float_runner.run(tokens, steps)
-    runs_q = fixed_rsgn_runner(float_runner).run(tokens, steps)
+    runs_q = fixed_rsgn_runner(float_runner, split_w_h).run(tokens, steps)
     scores_f, scores_q = rsgn_scores(params, runs_f.outputs), rsgn_scores(params, runs_q.outputs)
     alpha_f, h_f = (np.stack(x) for x in zip(*runs_f.outputs))
     alpha_q, h_q = (np.stack(x) for x in zip(*runs_q.outputs))

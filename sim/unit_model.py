@@ -137,6 +137,15 @@ def registered_models() -> list[UnitModel]:
     return list(_REGISTRY.values())
 
 
+def model_named(name: str) -> UnitModel:
+    """The registered model called `name` (e.g. read back from an exported bundle)."""
+    for model in _REGISTRY.values():
+        if model.name == name:
+            return model
+    known = ", ".join(sorted(m.name for m in _REGISTRY.values()))
+    raise AtomsparkError(f"unit model {name!r}: not registered (known: {known})")
+
+
 def add_hook(model_name: str, hook: str, fn: Callable) -> None:
     """Attach a higher layer's function (e.g. an exporter) to the model called `model_name`."""
     for model in _REGISTRY.values():

@@ -134,12 +134,25 @@ def test_a_trained_models_inputs_are_built_without_torch(trained_file):
     assert run.stdout.strip() == "(5, 8, 4) (5,)"
 
 
+def test_export_split_w_h_writes_the_split_unit(trained_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h"]
+    assert main(argv + ["--input", "builtin:4", "--out", str(out)]) == 0
+    assert "W_h in two 8-bit parts" in capsys.readouterr().out
+    pop = json.loads((out / "metadata.json").read_text())["populations"][0]
+    assert pop["scalars"]["unit_model"] == "rsgn_fixed_split" and "w_h_lo_mant" in pop["arrays"]
+    argv = ["export", str(trained_file), "--to", "lava", "--split-w-h"]
+    assert main(argv + ["--out", str(tmp_path / "o2")]) == 2
+    assert "--split-w-h: only with --fixed" in capsys.readouterr().err
+
+
 @pytest.mark.lava
-def test_lava_environment_verifies_a_trained_model(trained_file, tmp_path):
+@pytest.mark.parametrize("split", [[], ["--split-w-h"]], ids=["rsgn_fixed", "rsgn_fixed_split"])
+def test_lava_environment_verifies_a_trained_model(trained_file, tmp_path, split):
     pytest.importorskip("lava")
     out = tmp_path / "out"
     argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--verify", "--steps", "4"]
-    assert main(argv + ["--input", "builtin:12", "--out", str(out)]) == 0
+    assert main(argv + split + ["--input", "builtin:12", "--out", str(out)]) == 0
     verify = json.loads((out / "export.json").read_text())["verify"]
     assert verify["passed"] and verify["agreement"] >= 0.95
     assert max(verify["lava_vs_engine"].values()) == 0.0

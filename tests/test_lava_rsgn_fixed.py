@@ -27,14 +27,14 @@ MODES = {
 }
 
 
-def _graphs(mode: str, n: int = 24, d: int = 8, steps: int = 3):
+def _graphs(mode: str, n: int = 24, d: int = 8, steps: int = 3, split: bool = False):
     cfg = rsgn.RSGNConfig(
         mode=mode, n_nodes=n, d_hidden=d, n_classes=3, n_steps=steps, **MODES[mode]
     )
     params = rsgn.init_params(cfg, seed=1)
     tokens = hierarchical_sequences(n=1, length=16, dim=cfg.d_in, n_classes=3, seed=1).tokens[0]
     graph = compile_rsgn_tokens(params, cfg, tokens)
-    return cfg, graph, quantize_rsgn_graph(graph)
+    return cfg, graph, quantize_rsgn_graph(graph, split_w_h=split)
 
 
 def _engine_trace(graph, steps: int):
@@ -65,8 +65,9 @@ def test_fixed_point_tracks_the_float_unit(mode):
 
 
 @pytest.mark.lava
+@pytest.mark.parametrize("split", [False, True], ids=["rsgn_fixed", "rsgn_fixed_split"])
 @pytest.mark.parametrize("mode", list(MODES))
-def test_engine_and_lava_fixed_point_are_bit_exact(mode):
+def test_engine_and_lava_fixed_point_are_bit_exact(mode, split):
     pytest.importorskip("lava")
     from atomspark.mapping.lava.procs.rsgn_fixed_nodes import RSGNFixedNodes, process_kwargs
     from lava.magma.core.run_conditions import RunSteps
@@ -74,7 +75,7 @@ def test_engine_and_lava_fixed_point_are_bit_exact(mode):
     from lava.proc.monitor.process import Monitor
     from lava.proc.sparse.process import Sparse
 
-    cfg, _, fixed = _graphs(mode)
+    cfg, _, fixed = _graphs(mode, split=split)
     steps = cfg.n_steps + 1
     pop, proj = fixed.populations[0], fixed.projections[0]
     d = pop.params.width
@@ -112,7 +113,7 @@ def test_engine_and_lava_fixed_point_are_bit_exact(mode):
 BUNDLE_STEPS = 6
 
 
-def _bundle_graph(mode: str):
+def _bundle_graph(mode: str, split: bool = False):
     """A quantised RSGN with nodes that wake and fall silent (varied thresholds, sparse mode) and
     stored synapses whose mantissa is 0 (they still wake their target under the event rule)."""
     cfg = rsgn.RSGNConfig(mode=mode, n_nodes=16, d_hidden=4, d_in=4, n_classes=3, **MODES[mode])
@@ -121,12 +122,14 @@ def _bundle_graph(mode: str):
     params.thresholds = rng.uniform(0.05, 0.9, cfg.n_nodes)
     if mode == "sparse":
         params.edge_affinity.data[::5] = 0.0
-    return quantize_rsgn_graph(compile_rsgn_tokens(params, cfg, rng.standard_normal((6, 4))))
+    graph = compile_rsgn_tokens(params, cfg, rng.standard_normal((6, 4)))
+    return quantize_rsgn_graph(graph, split_w_h=split)
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["rsgn_fixed", "rsgn_fixed_split"])
 @pytest.mark.parametrize("mode", list(MODES))
-def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, tmp_path):
-    fixed = _bundle_graph(mode)
+def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, split, tmp_path):
+    fixed = _bundle_graph(mode, split)
     out = export_lava(fixed, tmp_path / "bundle")
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["select_tag"] == "fixed_pt"
@@ -148,18 +151,21 @@ def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, tmp_path)
     if mode == "sparse":  # the run wakes and silences nodes, so the event rule is exercised
         on = alpha > cutoff
         assert np.any(on[1:] & ~on[:-1]) and np.any(~on[1:] & on[:-1])
-    back, _, _ = _engine_trace(to_graph(net), BUNDLE_STEPS)
+    back_graph = to_graph(net)
+    assert type(back_graph.populations[0].params) is type(fixed.populations[0].params)
+    back, _, _ = _engine_trace(back_graph, BUNDLE_STEPS)
     assert np.array_equal(back, alpha)  # the bundle rebuilds the same integer engine graph
     assert from_graph(fixed).populations[0].scalars == net.populations[0].scalars
 
 
 @pytest.mark.lava
+@pytest.mark.parametrize("split", [False, True], ids=["rsgn_fixed", "rsgn_fixed_split"])
 @pytest.mark.parametrize("mode", list(MODES))
-def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode, tmp_path):
+def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode, split, tmp_path):
     pytest.importorskip("lava")
     from atomspark.mapping.lava.export import verify_lava
 
-    out = export_lava(_bundle_graph(mode), tmp_path / "bundle")
+    out = export_lava(_bundle_graph(mode, split), tmp_path / "bundle")
     report = verify_lava(out, BUNDLE_STEPS)
     assert report.arithmetic == "fixed" and report.tolerance == 0.0 and report.passed
     assert set(report.lava_vs_engine) == {

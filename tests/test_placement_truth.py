@@ -54,6 +54,7 @@ def _graphs() -> dict[str, tuple[Graph, np.ndarray | None]]:
         "lif_fixed": (quantize_lif_graph(_lif_graph()), None),
         "rsgn": (published, positions),
         "rsgn_fixed": (quantize_rsgn_graph(published), positions),
+        "rsgn_fixed_split": (quantize_rsgn_graph(published, split_w_h=True), positions),
     }
 
 

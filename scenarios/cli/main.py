@@ -70,6 +70,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         report=args.report,
         hardware=args.hardware,
         **({} if args.min_agreement is None else {"min_agreement": args.min_agreement}),
+        split_w_h=args.split_w_h,
     )
     return 0
 
@@ -455,6 +456,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the bundle on Lava's Loihi2SimCfg and compare with the engine; with --fixed, "
         "also fail when the integer model agrees with float on less than --min-agreement",
+    )
+    exp.add_argument(
+        "--split-w-h",
+        action="store_true",
+        help="with --fixed, RSGN: W_h in two 8-bit parts (integer unit rsgn_fixed_split), which "
+        "keeps a low-margin model's decisions better than 8-bit W_h (docs/lava.md)",
     )
     exp.add_argument(
         "--min-agreement",

@@ -55,13 +55,15 @@ def export_model(
     report: bool = False,
     hardware: str = "loihi2",
     min_agreement: float = DEFAULT_MIN_AGREEMENT,
+    split_w_h: bool = False,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
     `fixed`: quantise to Loihi fixed point and log the quantisation's error (VN: over `steps`
     steps of the exported graph; RSGN: over all of `inputs`, each the model's K + 1 steps);
     `report`: also write deployment.json (per-core use against `hardware`'s limits);
     `verify` of a fixed-point export also fails when the integer model agrees with the float one
-    on less than `min_agreement` (AGREEMENT) of the quantisation report."""
+    on less than `min_agreement` (AGREEMENT) of the quantisation report; `split_w_h`: an RSGN's
+    W_h in two 8-bit parts (the integer unit rsgn_fixed_split)."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -71,6 +73,8 @@ def export_model(
 
     frac_bits = require_frac_bits("--frac-bits", frac_bits)
     min_agreement = require_fraction("--min-agreement", min_agreement)
+    if split_w_h and not fixed:
+        raise AtomsparkError("--split-w-h: only with --fixed (it chooses the integer RSGN unit)")
     loaded = load_model(model_path)
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     require_run_memory(loaded, 1, steps, "--steps")
@@ -81,7 +85,9 @@ def export_model(
     if fixed:
         what = f"{len(samples)} sample(s)" if loaded.kind == "rsgn" else f"{steps} steps"
         stage(f"quantising to Loihi fixed point and measuring its error over {what}")
-        graph, result["quantization"] = _quantize(loaded, graph, samples, steps, frac_bits, log)
+        graph, result["quantization"] = _quantize(
+            loaded, graph, samples, steps, frac_bits, log, split_w_h
+        )
         if verify:
             result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
             log(f"[export] {result['verify']['message']}")
@@ -139,11 +145,14 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
 
 
 def _quantize(
-    loaded: LoadedModel, graph: Graph, samples: np.ndarray, steps: int, frac_bits: int, log
-) -> tuple:
+    loaded: LoadedModel, graph: Graph, samples: np.ndarray, steps: int, frac_bits: int, log,
+    split_w_h: bool = False,
+) -> tuple:  # fmt: skip
     """The integer graph and its quantisation report (logged in one line)."""
     if loaded.kind == "rsgn":
-        return _quantize_rsgn(loaded, graph, samples, log)
+        return _quantize_rsgn(loaded, graph, samples, log, split_w_h)
+    if split_w_h:
+        raise AtomsparkError("--split-w-h: only RSGN models have a W_h (this is a VN model)")
     from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
 
     fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
@@ -156,14 +165,17 @@ def _quantize(
     return fixed_graph, asdict(report)
 
 
-def _quantize_rsgn(loaded: LoadedModel, graph: Graph, samples: np.ndarray, log) -> tuple:
+def _quantize_rsgn(
+    loaded: LoadedModel, graph: Graph, samples: np.ndarray, log, split_w_h: bool
+) -> tuple:
     from atomspark.mapping.quantize import quantize_rsgn_graph, rsgn_quantization_report
 
     params, config = loaded.model
-    fixed_graph = quantize_rsgn_graph(graph)
-    r = rsgn_quantization_report(params, config, samples)
+    fixed_graph = quantize_rsgn_graph(graph, split_w_h)
+    r = rsgn_quantization_report(params, config, samples, split_w_h)
+    weights = "8-bit weights, W_h in two 8-bit parts" if split_w_h else "8-bit weights"
     log(
-        f"[export] quantised to Loihi fixed point (alpha Q.12, h Q.10, 8-bit weights), float vs "
+        f"[export] quantised to Loihi fixed point (alpha Q.12, h Q.10, {weights}), float vs "
         f"integer engine on {r.samples} sample(s) x {r.steps} steps: same class "
         f"{r.decision_agreement:.3f}, score error max {r.score_max_abs_error:.3g} (max |score| "
         f"{r.score_max_abs:.3g}), alpha error max {r.alpha_max_abs_error:.3g}, h error max "

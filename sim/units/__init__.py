@@ -4,4 +4,11 @@ Importing this package registers them all with the unit-model registry (sim/unit
 model is one module that registers itself when imported, plus its tests.
 """
 
-from atomspark.sim.units import lif, rsgn, rsgn_fixed, vn, vn_fixed  # noqa: F401  (registration)
+from atomspark.sim.units import (  # noqa: F401  (registration)
+    lif,
+    rsgn,
+    rsgn_fixed,
+    rsgn_fixed_split,
+    vn,
+    vn_fixed,
+)

@@ -43,7 +43,7 @@ inhibition epsilon 1e-6 is kept (Q.40). Wraps (the 32-bit message port) and clip
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 
 import numpy as np
@@ -445,6 +445,20 @@ class RSGNFixedParams(UnitParams):
             "pool_indices": indices,
             "pool_size": pool_size.astype(np.int64),
         }
+
+    def integer_fields(self) -> dict:
+        """Every field but the pool and the initial state, as ints, bools or int64 arrays: what an
+        export stores; type(self)(pool=..., **fields) rebuilds the parameters (any variant)."""
+        out = {}
+        for f in fields(self):
+            if f.name in ("pool", "alpha_init", "h_init"):
+                continue
+            value = getattr(self, f.name)
+            if np.ndim(value):
+                out[f.name] = np.asarray(value, np.int64).copy()
+            else:
+                out[f.name] = bool(value) if f.name == "event_rule" else int(value)
+        return out
 
     def init_state(self, size: int) -> dict[str, np.ndarray]:
         return {

@@ -1,5 +1,7 @@
 """RSGNFixedNodes: integer RSGN nodes as a Lava Process with a bit-accurate (fixed_pt)
-ProcessModel that runs the engine's integer node update (atomspark.sim.units.rsgn_fixed).
+ProcessModel that runs the engine's integer node update (atomspark.sim.units.rsgn_fixed), for
+every registered integer RSGN variant (`unit_model`: rsgn_fixed, rsgn_fixed_split, ...; the
+fields are that variant's parameters).
 
 Ports as RSGNNodes (rsgn_nodes.py), in integers: a_in (N * d,) the summed graded messages of a
 bit-accurate Sparse with weights kron(W_mant^T, I_d), weight_exp 0 (its int32 output wraps; the
@@ -11,8 +13,12 @@ nothing, like the engine's step 0.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
+from atomspark.sim import units  # noqa: F401  (registers every unit model)
+from atomspark.sim.unit_model import model_named, model_of
 from atomspark.sim.units.rsgn_fixed import RSGNFixedParams, emitted_payloads, step_nodes
 from lava.magma.core.decorator import implements, requires, tag
 from lava.magma.core.model.py.model import PyLoihiProcessModel
@@ -24,23 +30,24 @@ from lava.magma.core.process.variable import Var
 from lava.magma.core.resources import CPU
 from lava.magma.core.sync.protocols.loihi_protocol import LoihiProtocol
 
-_FIELDS = ("thresholds", "w_h_mant", "w_h_shift", "b_h", "ln_gain", "ln_bias", "m_shift",
-           "signal_gain", "inv_t_mant", "inv_t_shift", "cutoff", "layer_norm_eps", "event_rule")  # fmt: skip
+_NOT_FIELDS = ("pool", "alpha_init", "h_init")  # given as ports/Vars, not parameters
 
 
 class RSGNFixedNodes(AbstractProcess):
-    """`size` integer RSGN nodes of width `width`; parameters as RSGNFixedParams, the pools as
-    member CSR (pool_indptr, pool_indices: row i = the nodes of node i's pool)."""
+    """`size` integer RSGN nodes of width `width`; `unit_model` names the variant and `fields`
+    are its parameters' integer fields (RSGNFixedParams.integer_fields), the pools as member CSR
+    (pool_indptr, pool_indices: row i = the nodes of node i's pool)."""
 
     def __init__(self, *, size: int, width: int, alpha_init, h_init, pool_indptr, pool_indices,
-                 name: str | None = None, **fields) -> None:  # fmt: skip
+                 unit_model: str = "rsgn_fixed", name: str | None = None, **fields) -> None:  # fmt: skip
         super().__init__(
             size=size,
             width=width,
             pool_indptr=np.asarray(pool_indptr, np.int64),
             pool_indices=np.asarray(pool_indices, np.int64),
+            unit_model=unit_model,
             name=name,
-            **{k: fields[k] for k in _FIELDS},
+            **fields,
         )
         flat = (size * width,)
         self.a_in = InPort(shape=flat)
@@ -53,17 +60,19 @@ class RSGNFixedNodes(AbstractProcess):
 
 
 def process_kwargs(params: RSGNFixedParams, size: int) -> dict:
-    """RSGNFixedNodes keyword arguments for an engine population's parameters."""
-    k = params.kernel_arrays
+    """RSGNFixedNodes keyword arguments for an engine population's parameters (any variant)."""
+    state = params.init_state(size)
+    pool = sp.csr_matrix(params.pool)
     return {
         "size": size,
         "width": params.width,
-        "alpha_init": params.init_state(size)["alpha"],
-        "h_init": params.init_state(size)["h"],
-        "pool_indptr": sp.csr_matrix(params.pool).indptr,
-        "pool_indices": sp.csr_matrix(params.pool).indices,
-        **{f: getattr(params, f) for f in _FIELDS},
-        "thresholds": k["thresholds"],
+        "unit_model": model_of(params).name,
+        "alpha_init": state["alpha"],
+        "h_init": state["h"],
+        "pool_indptr": pool.indptr,
+        "pool_indices": pool.indices,
+        **params.integer_fields(),
+        "thresholds": params.kernel_arrays["thresholds"],
     }
 
 
@@ -91,7 +100,9 @@ class PyRSGNFixedNodesModel(PyLoihiProcessModel):
         n = int(pp["size"])
         pool = sp.csr_matrix((np.ones(pp["pool_indices"].size), pp["pool_indices"],
                               pp["pool_indptr"]), (n, n))  # fmt: skip
-        params = RSGNFixedParams(pool=pool, alpha_init=0, h_init=0, **{f: pp[f] for f in _FIELDS})
+        cls = model_named(pp["unit_model"]).params_type
+        names = [f.name for f in dataclasses.fields(cls) if f.name not in _NOT_FIELDS]
+        params = cls(pool=pool, alpha_init=0, h_init=0, **{f: pp[f] for f in names})
         return params.kernel_arrays
 
     def run_spk(self) -> None:

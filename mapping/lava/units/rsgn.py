@@ -4,17 +4,18 @@ records its activations alpha beside its payloads."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava.net import LavaPopulation, alpha_record
 from atomspark.mapping.lava.units.registry import LavaUnit, register_lava_unit
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.unit_model import add_hook, model_named, model_of
 from atomspark.sim.units.rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
 from atomspark.sim.units.rsgn_fixed import RSGNFixedParams, emitted_payloads, step_nodes
 
 FLOAT_SCALARS = ("temperature", "signal_gain", "cutoff", "layer_norm_eps")
-FIXED_SCALARS = ("w_h_shift", "m_shift", "signal_gain", "inv_t_mant", "inv_t_shift", "cutoff",
-                 "layer_norm_eps")  # fmt: skip
 
 
 def _pool_members(fan_out_indptr, fan_out_indices, size: int) -> dict[str, np.ndarray]:
@@ -64,21 +65,17 @@ def _describe_float(name: str, size: int, params: RSGNNodeParams) -> LavaPopulat
 
 
 def _describe_fixed(name: str, size: int, params: RSGNFixedParams) -> LavaPopulation:
-    """Integer RSGN nodes: RSGNFixedParams' integers, named as RSGNFixedNodes takes them."""
+    """Integer RSGN nodes of any variant (rsgn_fixed, rsgn_fixed_split): the parameters' integer
+    fields under their own names (arrays and scalars, as RSGNFixedNodes takes them), thresholds
+    per node, the pools as member CSR, and the variant's unit-model name."""
     k = params.kernel_arrays
     state = params.init_state(size)
-    arrays = {
-        "thresholds": k["thresholds"].copy(),
-        "w_h_mant": k["wh"].copy(),
-        "b_h": k["bh"].copy(),
-        "ln_gain": k["lng"].copy(),
-        "ln_bias": k["lnb"].copy(),
-        **_pool_members(k["pool_indptr"], k["pool_indices"], size),
-        "alpha_init": state["alpha"],
-        "h_init": state["h"],
-    }
-    scalars = {"width": params.width, **{f: int(getattr(params, f)) for f in FIXED_SCALARS}}
-    scalars["event_rule"] = bool(params.event_rule)
+    fields = {**params.integer_fields(), "thresholds": k["thresholds"].copy()}
+    arrays = {key: v for key, v in fields.items() if isinstance(v, np.ndarray)}
+    arrays.update(_pool_members(k["pool_indptr"], k["pool_indices"], size))
+    arrays.update(alpha_init=state["alpha"], h_init=state["h"])
+    scalars = {key: v for key, v in fields.items() if not isinstance(v, np.ndarray)}
+    scalars.update(width=params.width, unit_model=model_of(params).name)
     return LavaPopulation(name, "rsgn", "fixed", size, scalars, arrays)
 
 
@@ -93,13 +90,12 @@ def rsgn_node_params(p: LavaPopulation, n_inputs: int = 1) -> RSGNNodeParams:
 
 
 def rsgn_fixed_params(p: LavaPopulation, n_inputs: int = 1) -> RSGNFixedParams:
-    """The engine's integer RSGN unit parameters of a fixed-point RSGN LavaPopulation."""
-    k, a = p.scalars, p.arrays
-    return RSGNFixedParams(
-        thresholds=a["thresholds"], w_h_mant=a["w_h_mant"], b_h=a["b_h"], ln_gain=a["ln_gain"],
-        ln_bias=a["ln_bias"], pool=_pool_matrix(p), event_rule=bool(k["event_rule"]),
-        alpha_init=a["alpha_init"], h_init=a["h_init"], **{f: int(k[f]) for f in FIXED_SCALARS},
-    )  # fmt: skip
+    """The engine's integer RSGN unit parameters of a fixed-point RSGN LavaPopulation, of the
+    variant its scalars name (bundles written before variants existed: rsgn_fixed)."""
+    cls = model_named(p.scalars.get("unit_model", "rsgn_fixed")).params_type
+    names = {f.name for f in dataclasses.fields(cls)} - {"pool"}
+    given = {key: v for key, v in {**p.scalars, **p.arrays}.items() if key in names}
+    return cls(pool=_pool_matrix(p), **given)
 
 
 def _state(p: LavaPopulation, params) -> dict:
@@ -216,3 +212,6 @@ RSGN_FIXED = register_lava_unit(
         **_COMMON,
     )  # fmt: skip
 )
+# The split-W_h unit differs from rsgn_fixed only in its parameters (same ProcessModel, same
+# reference step): the same Lava description serves it.
+add_hook("rsgn_fixed_split", "lava", RSGN_FIXED)

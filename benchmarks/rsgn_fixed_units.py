@@ -1,0 +1,194 @@
+"""Which integer RSGN unit keeps a trained model's decisions: the float event engine against the
+integer unit with 8-bit W_h (sim/units/rsgn_fixed.py) and with W_h in two 8-bit parts
+(sim/units/rsgn_fixed_split.py), on the same validation sequences of the run's own task; float
+nodes with only W_h rounded (one shared exponent at 8 and 12 bits; 8 bits with one exponent per
+row) show which weight format the decisions need. Readout on the host in float from each run's
+final state, as benchmarks/rsgn_fixed_accuracy.py does.
+
+    python benchmarks/rsgn_fixed_units.py RUN [RUN ...] [--samples N] [--out docs/results/rsgn_fixed]
+    python benchmarks/rsgn_fixed_units.py --table      # the table in docs/lava.md
+
+Results accumulate in OUT/units.json, one row per run (--overwrite recomputes a run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from atomspark.mapping.quantize import quantize_rsgn_graph
+from atomspark.networks.model_io import read_task
+from atomspark.networks.rsgn.model import load_model
+from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
+from atomspark.networks.task_data import build_data
+from atomspark.networks.torch_path.config import validate_config
+from atomspark.sim.core import AtomsparkError, atomic_write_text
+from atomspark.sim.engine import Engine
+from atomspark.sim.graph import Graph, Population
+from atomspark.sim.units.rsgn_fixed import ALPHA_FRAC, H_FRAC
+
+UNITS = ("rsgn_fixed", "rsgn_fixed_split")  # integer units, by their registered names
+ABLATIONS = ("w_h:8", "w_h:rows8", "w_h:12")  # float nodes, W_h alone rounded
+
+
+def round_w_h(weights: np.ndarray, spec: str) -> np.ndarray:
+    """W_h rounded to signed mantissas: "w_h:B" B bits, one exponent for the matrix;
+    "w_h:rowsB" B bits, one exponent per row (per input component)."""
+    rows = "rows" in spec
+    bits = int(spec.rpartition(":")[2].removeprefix("rows"))
+    top = np.abs(weights).max(axis=1, keepdims=True) if rows else np.abs(weights).max()
+    step = 2.0 ** np.ceil(np.log2(np.where(top > 0, top, 1.0) / (2 ** (bits - 1) - 1)))
+    return np.round(weights / step) * step
+
+
+def variant_graph(graph: Graph, name: str) -> Graph:
+    """The float graph, one of the integer units (UNITS) or an ABLATIONS variant of it."""
+    if name == "float":
+        return graph
+    if name in UNITS:
+        return quantize_rsgn_graph(graph, split_w_h=name == "rsgn_fixed_split")
+    pop = graph.populations[0]
+    params = replace(pop.params, w_h=round_w_h(np.asarray(pop.params.w_h, float), name))
+    return Graph([Population(pop.name, pop.size, params)], graph.projections)
+
+
+def evaluate(run: Path, samples: int | None) -> dict:
+    """Every variant on the first `samples` validation sequences of the run's task."""
+    params, config = load_model(run / "model.npz")
+    task = validate_config(read_task(run / "model.npz") or {})
+    _, _, x_val, y_val, _ = build_data(task)
+    x_val, y_val = x_val[:samples], y_val[:samples]
+    names = ("float", *UNITS, *ABLATIONS)
+    decisions = {k: [] for k in names}
+    wraps = dict.fromkeys(UNITS, 0)
+    clips = dict.fromkeys(UNITS, 0)
+    t0 = time.process_time()
+    for tokens in x_val:
+        graph = compile_rsgn_tokens(params, config, tokens)
+        for name in names:
+            eng = Engine(variant_graph(graph, name))
+            prof = eng.run(config.n_steps + 1)
+            st = eng.state[NODE_POPULATION]
+            alpha, h = st["alpha"], st["h"]
+            if name in UNITS:
+                alpha, h = alpha / 2.0**ALPHA_FRAC, h / 2.0**H_FRAC
+                wraps[name] += int(prof.wraps.sum())
+                clips[name] += int(prof.clips.sum())
+            scores = (alpha[:, None] * h).sum(axis=0) @ params.cls_w + params.cls_b
+            decisions[name].append(int(scores.argmax()))
+    pred = {k: np.array(v) for k, v in decisions.items()}
+    final = run / "final_metrics.json"
+    return {
+        "run": str(run),
+        "task": task["data"]["kind"],
+        "mode": config.mode,
+        "n_nodes": config.n_nodes,
+        "d_hidden": config.d_hidden,
+        "n_steps": config.n_steps,
+        "epochs": task["epochs"],
+        "seed": task["seed"],
+        "samples": int(len(x_val)),
+        "accuracy_torch_last_epoch": json.loads(final.read_text()).get("accuracy")
+        if final.is_file()
+        else None,
+        "accuracy": {k: float(np.mean(p == y_val)) for k, p in pred.items()},
+        "same_class_as_float": {k: float(np.mean(p == pred["float"])) for k, p in pred.items()},
+        "wraps": wraps,
+        "clips": clips,
+        "chance": 1.0 / config.n_classes,
+        "eval_cpu_s": time.process_time() - t0,
+    }
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "lava.md"
+BEGIN, END = "<!-- rsgn_fixed_units: begin -->", "<!-- rsgn_fixed_units: end -->"
+
+
+def table(results: dict) -> str:
+    """The Markdown table of every run in the results, with how and where they were measured."""
+    head = (
+        "| run | task | mode, N, d, K | epochs | samples | float acc. % "
+        "| 8-bit W_h: acc. % / same class % | split W_h: acc. % / same class % "
+        "| float nodes, W_h alone in 8 bits / 8 bits per row / 12 bits: same class % "
+        "| wraps / clips (8-bit, split) | chance % |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
+        acc, same = r["accuracy"], r["same_class_as_float"]
+        units = [f"{100 * acc[u]:.1f} / {100 * same[u]:.1f}" for u in UNITS]
+        ablation = " / ".join(f"{100 * same[k]:.1f}" for k in ABLATIONS)
+        overflow = ", ".join(f"{r['wraps'][u]} / {r['clips'][u]}" for u in UNITS)
+        rows.append(
+            f"| {name} | {r['task']} | {r['mode']}, {r['n_nodes']}, {r['d_hidden']}, "
+            f"{r['n_steps']} | {r['epochs']} | {r['samples']} | {100 * acc['float']:.1f} "
+            f"| {units[0]} | {units[1]} | {ablation} | {overflow} | {100 * r['chance']:.0f} |"
+        )
+    dates = sorted(r["date"][:16] for r in results["runs"].values())
+    machines = sorted({r["machine"] for r in results["runs"].values()})
+    note = (
+        f"\n`python benchmarks/rsgn_fixed_units.py --table` from "
+        f"docs/results/rsgn_fixed/units.json (runs evaluated {dates[0]} to {dates[-1]} UTC on "
+        f"{'; '.join(machines)}); the first validation sequences of each run's own task.\n"
+    )
+    return head + "\n".join(rows) + "\n" + note
+
+
+def write_table(results: dict, doc: Path = DOC) -> None:
+    """Replace the table between the markers in docs/lava.md."""
+    text = doc.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise AtomsparkError(f"{doc}: has no {BEGIN} ... {END} markers for the table")
+    start, stop = text.index(BEGIN) + len(BEGIN), text.index(END)
+    atomic_write_text(doc, text[:start] + "\n" + table(results) + text[stop:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="*", type=Path, metavar="RUN", help="train run folders")
+    ap.add_argument("--samples", type=int, default=None, help="validation sequences (all)")
+    ap.add_argument("--out", type=Path, default=Path("docs/results/rsgn_fixed"))
+    ap.add_argument("--overwrite", action="store_true", help="recompute runs already there")
+    ap.add_argument("--table", action="store_true", help="only write the table into docs/lava.md")
+    args = ap.parse_args(argv)
+    path = args.out / "units.json"
+    try:
+        if args.table:
+            write_table(json.loads(path.read_text()))
+            return 0
+        if not args.runs:
+            raise AtomsparkError("RUN: give at least one train run folder (with model.npz)")
+        results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
+        for run in args.runs:
+            if not (run / "model.npz").is_file():
+                raise AtomsparkError(f"{run}: no model.npz (a folder written by atomspark train)")
+            if run.name in results["runs"] and not args.overwrite:
+                print(f"{run.name}: in {path} already (--overwrite recomputes)")
+                continue
+            row = evaluate(run, args.samples)
+            row.update(
+                loadavg=list(os.getloadavg()),
+                date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                machine=f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs (shared)",
+                command="python benchmarks/rsgn_fixed_units.py " + " ".join(sys.argv[1:]),
+            )
+            results["runs"][run.name] = row
+            args.out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(results, indent=2))
+            print(f"{run.name}: accuracy {row['accuracy']} same class {row['same_class_as_float']}")
+    except AtomsparkError as exc:
+        print(f"rsgn_fixed_units: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
