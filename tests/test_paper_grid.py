@@ -89,7 +89,7 @@ def test_unknown_grid_is_one_error():
         paper_grid.cells("nope")
 
 
-def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
+def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path, monkeypatch):
     """A tiny activity cell end to end through the sweep's cell runner: summarise (with the
     engine's Loihi 2 energy), then the doc section and the accuracy-against-activity plot."""
     name, stem, grid_cell = paper_grid.cells("activity")[1]
@@ -116,6 +116,8 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path):
     assert sum(v for k, v in parts.items() if k != "total") == pytest.approx(parts["total"])
     assert summary["first_step_loss"] > 0
 
+    # the tiny cell is not its grid's config (checks.py would leave it out): the format is tested
+    monkeypatch.setattr(paper_tables, "split_results", lambda r: (r, [], []))
     results = tmp_path / "results"
     (results / "activity").mkdir(parents=True)
     (results / "activity" / f"{name}.json").write_text(json.dumps(summary))
@@ -200,3 +202,63 @@ def test_the_committed_doc_is_generated_from_the_committed_results(tmp_path):
     )
     assert committed.strip() == rendered.strip(), "run python -m atomspark.scenarios.paper.tables"
     assert plot.is_file()
+
+
+def _committed_copy(tmp_path):
+    import shutil
+
+    copy_dir = tmp_path / "rsgn"
+    shutil.copytree(paper_tables.RESULTS, copy_dir, ignore=shutil.ignore_patterns("*.png"))
+    return copy_dir
+
+
+def test_a_truncated_cell_is_listed_and_left_out_of_the_tables(tmp_path):
+    """A committed cell cut to 10 epochs and marked incomplete: the doc names it and its seed
+    leaves the table (the figures are never computed from a short run)."""
+    results_dir = _committed_copy(tmp_path)
+    before = paper_tables.render(paper_tables.load_results(results_dir), tmp_path / "a.png")
+    path = results_dir / "main" / "hierarchical-mlp-seed42.json"
+    cell = json.loads(path.read_text())
+    cell.update(epochs=cell["epochs"][:10], last=cell["epochs"][9], complete=False)
+    path.write_text(json.dumps(cell))
+    after = paper_tables.render(paper_tables.load_results(results_dir), tmp_path / "b.png")
+    assert after != before
+    row = next(line for line in after.splitlines() if line.startswith("| MLP |"))
+    assert "| 43, 44 |" in row
+    assert (
+        "marked incomplete or short of their configured epochs:** `main/hierarchical-mlp" in after
+    )
+    assert "`main/hierarchical-mlp-seed42`" in after.split("**Missing cells")[1]
+    assert "Missing cells: none" not in after
+
+
+def test_committed_cells_were_run_under_their_grids_configs():
+    """Every committed JSON is complete and its config is its grid cell's config (as the sweep
+    compares them); a changed setting makes a cell stale."""
+    from atomspark.scenarios.paper import checks
+
+    results = paper_tables.load_results()
+    usable, incomplete, stale = checks.split_results(results)
+    assert (incomplete, stale) == ([], [])
+    cell_keys = [k for k in results if k in checks.grid_configs()]
+    assert len(cell_keys) >= 60  # the main, notebook, ablation and activity grids
+    key = ("main", "hierarchical-rsgn-seed42")
+    changed = copy.deepcopy(results[key])
+    changed["config"]["optimizer"]["lr"] = 2e-3
+    assert checks.is_stale(key, changed) and not checks.is_stale(key, results[key])
+    unpinned = copy.deepcopy(results[key])  # the released constraints (the default) differ too
+    unpinned["config"]["model"]["position_projection"] = "forward"
+    assert checks.is_stale(key, unpinned)
+
+
+@pytest.mark.parametrize("task", ["hierarchical", "long-range"])
+def test_the_committed_floor_is_the_floor_on_the_real_data(task):
+    """The floor recomputed on the task's real data set and split (scikit-learn's fit, no stub)
+    equals the committed JSON, standardised and raw."""
+    floor = paper_grid.logistic_floor(task)
+    committed = json.loads(
+        (paper_tables.RESULTS / "main" / f"{task}-floor-sklearn.json").read_text()
+    )
+    assert floor["best"]["accuracy"] == committed["best"]["accuracy"]
+    assert floor["unstandardised_accuracy"] == committed["unstandardised_accuracy"]
+    assert floor["config"] == committed["config"]

@@ -15,6 +15,8 @@ import os
 import statistics
 from pathlib import Path
 
+from atomspark.scenarios.paper.checks import split_results
+from atomspark.scenarios.paper.followups import released_table, sparse_threshold_table
 from atomspark.scenarios.paper.grid import RESULTS, SEEDS, TASKS, cells
 from atomspark.sim.core import atomic_write_text
 
@@ -317,7 +319,10 @@ def render(
     results: dict, plot: Path = PLOT, doc_dir: Path | None = None, partial: dict | None = None
 ) -> str:
     """The generated section of the doc; the activity plot is written to `plot` and linked
-    relative to `doc_dir` (default: the plot's own folder)."""
+    relative to `doc_dir` (default: the plot's own folder). Incomplete cells and cells run under
+    another config than their grid's are listed, not tabulated (checks.py)."""
+    results, incomplete, stale = split_results(results)
+    partial = partial or {}
     parts: list[str] = []
     missing: list[str] = []
     for task in TASKS:
@@ -362,6 +367,7 @@ def render(
     if plot_activity(results, plot):
         link = os.path.relpath(plot, doc_dir or plot.parent)
         parts.append(f"![accuracy against activity]({Path(link).as_posix()})\n")
+    missing += _followups(parts, results, partial)
     dates = sorted(r["finished"] for r in results.values())
     machines = sorted({r["machine"] for r in results.values()})
     cell_hours = sum(r.get("wall_s", 0.0) for r in results.values()) / 3600
@@ -371,7 +377,34 @@ def render(
         if dates
         else "No results yet.\n"
     )
-    partial = partial or {}
+    parts += _status(missing, incomplete, stale, partial)
+    return "\n".join(parts)
+
+
+def _followups(parts: list[str], results: dict, partial: dict) -> list[str]:
+    """The released-constraints and sparse-threshold sections; returns their missing cells."""
+    table, missing = released_table(results, partial)
+    parts.append(
+        "### The released code's constraints (seed 42)\n\nThe main grid rescaled node positions "
+        "into the ball and clamped the thresholds to [0.01, 0.99] after every optimiser step; "
+        "the released code projects positions in the forward pass only and clamps thresholds "
+        "only in its Hebbian learner (the default since, docs/models.md). Both rules at the "
+        "epochs the rerun has done; a row still running is progress, not a result.\n\n" + table
+    )
+    table, miss = sparse_threshold_table(results, partial)
+    parts.append(
+        "### Sparse propagation with the resting-subtracted soft threshold (2 % target, 50 "
+        'epochs)\n\nK = 5 with `model.threshold_rule = "resting-subtracted"` against its '
+        "ignition-only control (K = 0, where the rule plays no part); the goal is K = 5 a point "
+        "or more above K = 0 at no more than 2 % activity over all steps, over three seeds.\n\n"
+        + table
+    )
+    return missing + miss
+
+
+def _status(missing: list[str], incomplete: list[str], stale: list[str], partial: dict):
+    """The doc's closing lines: progress of running cells, incomplete, stale and missing."""
+    parts = []
     running = [
         f"| {grid}/{name} | {r['last']['epoch']} of {r['config']['epochs']} "
         f"| {_pct([r['best']['accuracy']])} (epoch {r['best']['epoch']}) "
@@ -385,6 +418,17 @@ def render(
             "all run; from docs/results/rsgn/partial/):\n\n| cell | epochs done | best so far "
             "| last epoch | as of (UTC) |\n|---|---|---|---|---|\n" + "\n".join(running) + "\n"
         )
+    for cells_, what in (
+        (incomplete, "marked incomplete or short of their configured epochs"),
+        (stale, "run under another config than their grid's (rerun them)"),
+    ):
+        if cells_:
+            parts.append(
+                f"**Cells left out of the tables ({len(cells_)}), {what}:** "
+                + ", ".join(f"`{c}`" for c in cells_)
+                + ".\n"
+            )
+    missing = list(dict.fromkeys(missing + incomplete + stale))
     parts.append(
         f"**Missing cells ({len(missing)})**, resumable with `atomspark sweep "
         "scenarios/configs/grids/<grid>.toml` (see Commands), then `paper_grid "
@@ -392,7 +436,7 @@ def render(
         if missing
         else "**Missing cells: none.** Every cell of every grid above has run its full protocol.\n"
     )
-    return "\n".join(parts)
+    return parts
 
 
 def write_doc(doc: Path = DOC, results: Path = RESULTS) -> Path:

@@ -1,0 +1,98 @@
+"""Tables of the follow-up grids in docs/paper_reproduction.md, from the committed JSON:
+- released: the seed-42 RSGN cells under the released code's constraints beside the same cells
+  as the main grid ran them (positions and thresholds rewritten after every step), compared at
+  the epochs both have run, with the main grid's seed spread;
+- sparse-threshold: K = 5 with the resting-subtracted soft threshold against its K = 0 control
+  at the 2 % target, per seed.
+A cell still running is shown from its progress (docs/results/rsgn/partial/), marked as such."""
+
+from __future__ import annotations
+
+import statistics
+
+from atomspark.scenarios.paper.grid import SEEDS, cells
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}"
+
+
+def _pick(results: dict, partial: dict, key: tuple[str, str]) -> tuple[dict | None, str]:
+    if key in results:
+        return results[key], "complete"
+    if key in partial:
+        return partial[key], "running"
+    return None, "not started"
+
+
+def _upto(run: dict, n: int) -> tuple[float, float]:
+    """Best validation accuracy over the first n epochs, and the accuracy at epoch n."""
+    rows = [r for r in run["epochs"] if r["epoch"] <= n]
+    return max(r["accuracy"] for r in rows), rows[-1]["accuracy"]
+
+
+def released_table(results: dict, partial: dict) -> tuple[str, list[str]]:
+    """One row per seed-42 RSGN cell: released constraints against the main grid's rule."""
+    head = (
+        "| cell | state | epochs | released: best / last-epoch acc. % | main grid (in place, "
+        "clamped), same epochs: best / acc. % | difference of the best, points | main grid's "
+        "seed spread of the best (3 seeds), points |\n|---|---|---|---|---|---|---|\n"
+    )
+    rows, missing = [], []
+    for name, _, _ in cells("released"):
+        run, state = _pick(results, partial, ("released", name))
+        base = results.get(("main", name))
+        spread = [results.get(("main", name.replace("seed42", f"seed{s}"))) for s in SEEDS]
+        sd = (
+            f"{100 * statistics.pstdev(r['best']['accuracy'] for r in spread):.1f}"
+            if all(spread)
+            else "-"
+        )
+        if state != "complete":
+            missing.append(f"released/{name}")
+        if run is None or base is None:
+            rows.append(f"| {name} | {state} | 0 | - | - | - | {sd} |")
+            continue
+        n = run["last"]["epoch"]
+        ours, ours_last = _upto(run, n)
+        theirs, theirs_last = _upto(base, n)
+        rows.append(
+            f"| {name} | {state} | {n} of {run['config']['epochs']} | {_pct(ours)} / "
+            f"{_pct(ours_last)} | {_pct(theirs)} / {_pct(theirs_last)} "
+            f"| {100 * (ours - theirs):+.1f} | {sd} |"
+        )
+    return head + "\n".join(rows) + "\n", missing
+
+
+def _sparse_run(results: dict, partial: dict, name: str) -> tuple[dict | None, str]:
+    run, state = _pick(results, partial, ("sparse-threshold", name))
+    if run is None and name == "target0.02-sigma0.05-k0-e50-seed42":
+        # the same config as the activity grid's 50-epoch control (checks.py: not stale there)
+        run = results.get(("activity", "target0.02-sigma0.05-k0-e50"))
+        state = "complete (activity grid)" if run else state
+    return run, state
+
+
+def sparse_threshold_table(results: dict, partial: dict) -> tuple[str, list[str]]:
+    """Per seed: K = 5 with the resting-subtracted threshold and its K = 0 control."""
+    head = (
+        "| seed | K | threshold rule | state | epochs | best / last-epoch acc. % | activity "
+        "all steps, best epoch / last epoch % |\n|---|---|---|---|---|---|---|\n"
+    )
+    rows, missing = [], []
+    for name, _, cell in cells("sparse-threshold"):
+        m = cell.params["model"]
+        run, state = _sparse_run(results, partial, name)
+        if not state.startswith("complete"):
+            missing.append(f"sparse-threshold/{name}")
+        lead = f"| {cell.labels['seed']} | {m['n_steps']} | {m['threshold_rule']} | {state} |"
+        if run is None:
+            rows.append(f"{lead} 0 | - | - |")
+            continue
+        act = [run[w].get("activity_steps") for w in ("best", "last")]
+        rows.append(
+            f"{lead} {run['last']['epoch']} of {run['config']['epochs']} "
+            f"| {_pct(run['best']['accuracy'])} / {_pct(run['last']['accuracy'])} "
+            f"| {_pct(act[0])} / {_pct(act[1])} |"
+        )
+    return head + "\n".join(rows) + "\n", missing
