@@ -262,3 +262,18 @@ def test_the_committed_floor_is_the_floor_on_the_real_data(task):
     assert floor["best"]["accuracy"] == committed["best"]["accuracy"]
     assert floor["unstandardised_accuracy"] == committed["unstandardised_accuracy"]
     assert floor["config"] == committed["config"]
+
+
+def test_the_readme_figures_are_generated_from_the_committed_results():
+    """README.md's RSGN figures (best and last epoch side by side, with the selection caveat)
+    are exactly what paper.readme renders from the committed JSON."""
+    from atomspark.scenarios.paper import readme
+
+    text = readme.README.read_text(encoding="utf-8")
+    committed = text.split(readme.BEGIN, 1)[1].split(readme.END, 1)[0]
+    assert committed.strip() == readme.render_readme(paper_tables.load_results()).strip()
+    assert "optimistic" in committed and "last epoch" in committed
+    row = next(
+        line for line in committed.splitlines() if "| hierarchical | Sparse Transformer" in line
+    )
+    assert row.endswith("| 5.3 |")  # best - last, the largest selection gain of the table

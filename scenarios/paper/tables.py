@@ -455,7 +455,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m atomspark.scenarios.paper.tables")
     ap.add_argument("--doc", type=Path, default=DOC)
     args = ap.parse_args(argv)
+    from atomspark.scenarios.paper.readme import write_readme
+
     print(write_doc(args.doc))
+    print(write_readme())
     return 0
 
 
