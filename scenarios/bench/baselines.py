@@ -69,6 +69,24 @@ class BidirectionalMamba(nn.Module):
         return self.head(self.norm(both)).flatten(1)
 
 
+class MaskedMLP(nn.Module):
+    """A plain MLP on (values, observed flags): 2d -> hidden -> hidden -> d, GELU. The strongest
+    cheap denoiser of small vectors; no structure assumed."""
+
+    def __init__(self, dim: int, hidden: int = 64):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(2 * dim, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, hidden),
+            nn.GELU(),
+            nn.Linear(hidden, dim),
+        )
+
+    def forward(self, x: torch.Tensor, observed: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([x, observed], dim=1))
+
+
 class ConvAutoencoder(nn.Module):
     """Convolutional autoencoder: three stride-2 convolutions down, three transposed up."""
 

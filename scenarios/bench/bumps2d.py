@@ -4,7 +4,8 @@ a exp(-|p - c|^2 / (2 s^2)), amplitude a in [0.5, 1], width s in [1.5, 3] pixels
 The plane is a 4 x 4 checkerboard of 8 x 8-pixel cells; ID centres lie only in the 8 cells with
 (row + column) even, uniform inside the cell. ID (train and "id"): 1-3 bumps, all in ID cells.
 OOD splits: "heldout" (1-3 bumps, all in the other 8 cells), "more" (4-5 bumps in ID cells),
-"mixed" (2-3 bumps: at least one in a held-out cell and one in an ID cell). Noise: Gaussian,
+"mixed" (2-3 bumps: at least one in a held-out cell and one in an ID cell), "widths" (1-3 bumps
+in ID cells, widths s in [0.8, 1.2] pixels, never seen in training). Noise: Gaussian,
 sigma 0.05. Masked task: one of the four 16 x 16 quadrants hidden, uniformly chosen.
 Probe "scan": one bump (a = 1, s = 2) at each point of a 16 x 16 grid of centres (every 2
 pixels), scored per sample for the error heat maps.
@@ -19,9 +20,14 @@ from pathlib import Path
 import numpy as np
 from atomspark.scenarios.bench.baselines import MLPVAE, ConvAutoencoder, SlotDecoder
 from atomspark.scenarios.bench.family import BenchData, Family, Split
-from atomspark.scenarios.bench.torch_bench import TorchBench, TrainConfig
+from atomspark.scenarios.bench.lineup import (
+    ProtocolSizes,
+    classical_models,
+    train_config,
+    vn_models,
+)
+from atomspark.scenarios.bench.torch_bench import TorchBench
 from atomspark.scenarios.bench.trivial import TrivialBench
-from atomspark.scenarios.bench.vn_bench import VNBench, VNBenchConfig
 
 SIDE = 32
 CELLS = 4
@@ -29,7 +35,8 @@ CELL = SIDE // CELLS
 NOISE = 0.05
 AMPLITUDE = (0.5, 1.0)
 WIDTH = (1.5, 3.0)
-SPLITS = ("id", "heldout", "more", "mixed")
+OOD_WIDTH = (0.8, 1.2)
+SPLITS = ("id", "heldout", "more", "mixed", "widths")
 ID_BUMPS = (1, 3)
 MORE_BUMPS = (4, 5)
 MAX_BUMPS = 5
@@ -76,7 +83,7 @@ def generate(kind: str, n: int, seed: int, stream: int) -> tuple[np.ndarray, dic
     counts = rng.integers(lo, hi + 1, n)
     centres = np.full((n, MAX_BUMPS, 2), np.nan)
     for i, k in enumerate(counts):
-        if kind in ("id", "more"):
+        if kind in ("id", "more", "widths"):
             cells = ID_CELLS[rng.integers(0, len(ID_CELLS), k)]
         elif kind == "heldout":
             cells = HELD_CELLS[rng.integers(0, len(HELD_CELLS), k)]
@@ -92,8 +99,18 @@ def generate(kind: str, n: int, seed: int, stream: int) -> tuple[np.ndarray, dic
             raise ValueError(kind)
         centres[i, :k] = _centres_in(rng, cells)
     amps = rng.uniform(*AMPLITUDE, (n, MAX_BUMPS))
-    widths = rng.uniform(*WIDTH, (n, MAX_BUMPS))
-    return render(centres, amps, widths), {"centres": centres, "counts": counts}
+    widths = rng.uniform(*(OOD_WIDTH if kind == "widths" else WIDTH), (n, MAX_BUMPS))
+    meta = {
+        "centres": centres,
+        "counts": counts,
+        "widths": np.where(bump_present(centres), widths, np.nan),
+    }
+    return render(centres, amps, widths), meta
+
+
+def bump_present(centres: np.ndarray) -> np.ndarray:
+    """Which bump slots hold a bump, (n, MAX_BUMPS)."""
+    return ~np.isnan(centres[..., 0])
 
 
 def random_hidden(rng: np.random.Generator, n: int, sizes=None) -> np.ndarray:
@@ -123,30 +140,31 @@ def scan_probe(seed: int) -> Split:
 
 
 @dataclass(frozen=True)
-class Bumps2dSizes:
-    """Data sizes, VN atoms and schedule, baseline widths and epochs, engine sample/steps."""
+class Bumps2dSizes(ProtocolSizes):
+    """Data sizes and every model's hyperparameters (ProtocolSizes: VN, epochs, peers)."""
 
-    n_train: int
-    n_test: int
+    n_train: int = 2000
+    n_test: int = 200
     vn_atoms: int = 128
     vn_lam: float = 0.15
-    vn_epochs: int = 10
-    baseline_epochs: int = 30
-    mlp_epochs: int = 20  # the VAE and SlotDecoder: cheap per epoch, slow to learn
-    baseline_batch: int = 64
+    vn_interface: int = 64
+    vn_atoms2: int = 64
+    max_epochs: int = 200
+    conv_epochs: int = 40  # the ConvAE's cap: about 25 s per epoch on this CPU
     conv_channels: int = 24
     vae_hidden: int = 40
     slot_hidden: int = 32
-    engine_samples: int = 16
-    engine_steps: int = 1000
+    pca_components: int = 40
+    dl_alpha: float = 0.15
+    smooth_width: float = 1.0
 
 
 def sizes(quick: bool) -> Bumps2dSizes:
     if quick:
         return Bumps2dSizes(
-            n_train=600, n_test=64, vn_epochs=3, baseline_epochs=4, mlp_epochs=4, engine_samples=2
+            n_train=600, n_test=64, vn_epochs=2, vn_joint_epochs=1, max_epochs=4, conv_epochs=3
         )
-    return Bumps2dSizes(n_train=2000, n_test=200, vn_epochs=4, baseline_epochs=10)
+    return Bumps2dSizes()
 
 
 def make_data(s: Bumps2dSizes, seed: int) -> BenchData:
@@ -165,24 +183,21 @@ def make_data(s: Bumps2dSizes, seed: int) -> BenchData:
 
 
 def models(s: Bumps2dSizes, data: BenchData) -> dict:
-    train = TrainConfig(epochs=s.baseline_epochs, batch_size=s.baseline_batch)
-    mlp_train = TrainConfig(epochs=s.mlp_epochs, batch_size=s.baseline_batch)
     d = SIDE * SIDE
+
+    def network(label, build, cfg=None):
+        return lambda device: TorchBench(build, cfg or train_config(s), NOISE, device, label)
+
     return {
-        "VN": lambda device: VNBench(
-            VNBenchConfig(atoms=s.vn_atoms, lam=s.vn_lam, epochs=s.vn_epochs), d
-        ),
-        "ConvAE": lambda device: TorchBench(
-            partial(ConvAutoencoder, side=SIDE, channels=s.conv_channels),
-            train,
-            NOISE,
-            device,
+        **vn_models(s, d),
+        "ConvAE": network(
             "ConvAE",
+            partial(ConvAutoencoder, side=SIDE, channels=s.conv_channels),
+            train_config(s, epochs=s.conv_epochs),
         ),
-        "VAE": lambda device: TorchBench(
-            partial(MLPVAE, dim=d, hidden=s.vae_hidden, latent=16), mlp_train, NOISE, device, "VAE"
-        ),
-        "SlotDecoder": lambda device: TorchBench(
+        "VAE": network("VAE", partial(MLPVAE, dim=d, hidden=s.vae_hidden, latent=16)),
+        "SlotDecoder": network(
+            "SlotDecoder",
             partial(
                 SlotDecoder,
                 dim=d,
@@ -191,11 +206,8 @@ def models(s: Bumps2dSizes, data: BenchData) -> dict:
                 hidden=s.slot_hidden,
                 decoder_hidden=24,
             ),
-            mlp_train,
-            NOISE,
-            device,
-            "SlotDecoder",
         ),
+        **classical_models(s, NOISE, (SIDE, SIDE)),
         "Trivial": lambda device: TrivialBench((SIDE, SIDE)),
     }
 

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 from atomspark.scenarios.bench.family import TASKS, BenchData, Split
-from atomspark.scenarios.bench.metrics import nmse, per_sample_nmse
+from atomspark.scenarios.bench.metrics import mse_over_reference, nmse, per_sample_nmse
 
 EXAMPLE_DECIMALS = 4
 
@@ -22,11 +22,30 @@ def _predict(model, split: Split, task: str) -> tuple[np.ndarray, np.ndarray | N
     return model.predict(x, observed), None
 
 
+def task_scores(model, split: Split) -> dict[str, float]:
+    """NMSE of each task on one split (the validation score's parts)."""
+    out = {}
+    for task in TASKS:
+        pred, _ = _predict(model, split, task)
+        out[task] = nmse(pred, split.clean, split.task_target(task))
+    return out
+
+
 def evaluate(model, data: BenchData, keep_examples: bool) -> dict:
-    """Metrics per task and split, per-sample probe errors, inference wall time per sample (the ID
+    """Metrics per task and split (NMSE, and MSE over the ID split's variance), the validation
+    NMSE per task, per-sample probe errors, inference wall time per sample (the ID
     reconstruction pass), the first sample's predictions per split (if keep_examples) and, for
     VN, code statistics."""
-    out: dict = {"metrics": {t: {} for t in TASKS}, "probes": {}, "examples": {}}
+    out: dict = {
+        "metrics": {t: {} for t in TASKS},
+        "metrics_id_var": {t: {} for t in TASKS},
+        "probes": {},
+        "examples": {},
+    }
+    if data.val is not None:
+        out["val"] = task_scores(model, data.val)
+    id_split = data.splits["id"]
+    id_var = {t: float(np.var(id_split.clean[id_split.task_target(t)])) for t in TASKS}
     vn_stats: dict = {}
     for name, split in data.splits.items():
         for task in TASKS:
@@ -35,7 +54,11 @@ def evaluate(model, data: BenchData, keep_examples: bool) -> dict:
             if name == "id" and task == "recon":
                 out["infer_s_per_sample"] = (time.perf_counter() - t0) / split.n
                 out["infer_loadavg"] = os.getloadavg()[0]
-            out["metrics"][task][name] = nmse(pred, split.clean, split.task_target(task))
+            scored = split.task_target(task)
+            out["metrics"][task][name] = nmse(pred, split.clean, scored)
+            out["metrics_id_var"][task][name] = mse_over_reference(
+                pred, split.clean, scored, id_var[task]
+            )
             if keep_examples:
                 out["examples"].setdefault(name, {})[task] = np.round(
                     pred[0], EXAMPLE_DECIMALS

@@ -69,13 +69,15 @@ class Split:
 class BenchData:
     """A family's data for one seed: clean ID training signals (N, d), the evaluation splits
     ("id" first, then each OOD split), extra probe sets scored per sample but not tabulated (e.g.
-    a grid of bump positions for a heat map), the signal shape for plots, and the noise level."""
+    a grid of bump positions for a heat map), the signal shape for plots, the noise level, and the
+    ID validation split held out of the training signals (validation.hold_out_validation)."""
 
     train: np.ndarray
     splits: dict[str, Split]
     shape: tuple[int, ...]
     noise: float
     probes: dict[str, Split] = field(default_factory=dict)
+    val: Split | None = None
 
     @property
     def dim(self) -> int:

@@ -7,7 +7,10 @@ ID (train and the "id" split): one primitive (30 %) or the sum of two from the s
 pairs (70 %: a seeded 70 % of the 171 unordered pairs), amplitudes |a| in [0.5, 1.5] with random
 sign. OOD splits: "pairs" (sums of two from the other 30 % of pairs, never seen together),
 "triples" (sums of three primitives), "nested" (a f(g(t)), f != g: the library on [-1, 1] maps
-into [-1, 1], so every composition is defined), "amplitude" (ID structure, |a| in [2, 3]).
+into [-1, 1], so every composition is defined), "warp" (ID structure on a warped time axis:
+a1 f1(w(t)) + a2 f2(w(t)) with w(t) = sign(t) |t|^p, p or 1/p in [1.5, 2.5]), "amplitude" (ID
+structure, |a| in [2, 3]). Pairs, triples and amplitude stay inside the span of the ID training
+signals (the 19 primitives); nested and warp leave it (validation.span_residual measures this).
 Noise: Gaussian, sigma 0.1. Masked task: a contiguous block of 32 points (25 %), start uniform.
 """
 
@@ -18,11 +21,16 @@ from functools import partial
 from itertools import combinations
 
 import numpy as np
-from atomspark.scenarios.bench.baselines import BidirectionalMamba, SequenceTransformer
+from atomspark.scenarios.bench.baselines import BidirectionalMamba, MaskedMLP, SequenceTransformer
 from atomspark.scenarios.bench.family import BenchData, Family, Split
-from atomspark.scenarios.bench.torch_bench import TorchBench, TrainConfig
+from atomspark.scenarios.bench.lineup import (
+    ProtocolSizes,
+    classical_models,
+    train_config,
+    vn_models,
+)
+from atomspark.scenarios.bench.torch_bench import TorchBench
 from atomspark.scenarios.bench.trivial import TrivialBench
-from atomspark.scenarios.bench.vn_bench import VNBench, VNBenchConfig
 
 LENGTH = 128
 T = np.linspace(-1.0, 1.0, LENGTH)
@@ -32,7 +40,8 @@ ID_AMPLITUDE = (0.5, 1.5)
 OOD_AMPLITUDE = (2.0, 3.0)
 SINGLE_FRACTION = 0.3
 TRAIN_PAIR_FRACTION = 0.7
-SPLITS = ("id", "pairs", "triples", "nested", "amplitude")
+WARP_POWER = (1.5, 2.5)
+SPLITS = ("id", "pairs", "triples", "nested", "warp", "amplitude")
 
 
 def _primitives() -> list[tuple[str, object]]:
@@ -55,6 +64,7 @@ def _primitives() -> list[tuple[str, object]]:
 
 
 PRIMITIVES = _primitives()
+P1_INDEX = [name for name, _ in PRIMITIVES].index("P1")  # t itself: P1(g) = g, f(P1) = f
 LIBRARY = np.stack([p(T) for _, p in PRIMITIVES])  # (19, 128)
 
 
@@ -95,6 +105,15 @@ def generate(kind: str, n: int, seed: int, stream: int) -> tuple[np.ndarray, dic
         comps = _id_components(rng, n, train_pairs)
         bounds = ID_AMPLITUDE if kind == "id" else OOD_AMPLITUDE
         x, amps = _sums(rng, comps, bounds)
+    elif kind == "warp":
+        comps = _id_components(rng, n, train_pairs)
+        amps = np.where(comps >= 0, _amplitudes(rng, comps.shape, ID_AMPLITUDE), 0.0)
+        power = rng.uniform(*WARP_POWER, n) ** rng.choice([-1.0, 1.0], n)
+        warped = np.sign(T) * np.abs(T)[None, :] ** power[:, None]  # (n, LENGTH) in [-1, 1]
+        x = np.zeros((n, LENGTH))
+        for k in range(comps.shape[1]):
+            for i in np.flatnonzero(comps[:, k] >= 0):
+                x[i] += amps[i, k] * PRIMITIVES[comps[i, k]][1](warped[i])
     elif kind == "pairs":
         comps = -np.ones((n, 3), dtype=int)
         comps[:, :2] = np.asarray(held_out)[rng.integers(0, len(held_out), n)]
@@ -130,26 +149,25 @@ def make_split(kind: str, n: int, seed: int, stream: int) -> Split:
 
 
 @dataclass(frozen=True)
-class Fn1dSizes:
-    """Data sizes, VN atoms and schedule, baseline widths and epochs, engine sample/steps."""
+class Fn1dSizes(ProtocolSizes):
+    """Data sizes and every model's hyperparameters (ProtocolSizes: VN, epochs, peers)."""
 
-    n_train: int
-    n_test: int
-    vn_atoms: int = 64
-    vn_lam: float = 0.3
-    vn_epochs: int = 10
-    baseline_epochs: int = 30
-    baseline_batch: int = 64
+    n_train: int = 3000
+    n_test: int = 200
     transformer_width: int = 24
     mamba_width: int = 16
-    engine_samples: int = 16
-    engine_steps: int = 1000
+    mamba_epochs: int = 30  # Mamba's epoch cap: a pure-PyTorch scan costs ~1 min per epoch here
+    mlp_hidden: int = 32  # within 2x of the layered VN's parameters
+    pca_components: int = 19
+    smooth_width: float = 9.0
 
 
 def sizes(quick: bool) -> Fn1dSizes:
     if quick:
-        return Fn1dSizes(n_train=500, n_test=64, vn_epochs=3, baseline_epochs=3, engine_samples=2)
-    return Fn1dSizes(n_train=3000, n_test=400, vn_epochs=4, baseline_epochs=10)
+        return Fn1dSizes(
+            n_train=500, n_test=64, vn_epochs=2, vn_joint_epochs=1, max_epochs=3, mamba_epochs=2
+        )
+    return Fn1dSizes()
 
 
 def make_data(s: Fn1dSizes, seed: int) -> BenchData:
@@ -159,12 +177,15 @@ def make_data(s: Fn1dSizes, seed: int) -> BenchData:
 
 
 def models(s: Fn1dSizes, data: BenchData) -> dict:
-    train = TrainConfig(epochs=s.baseline_epochs, batch_size=s.baseline_batch)
+    train = train_config(s)
+
+    def network(label, build, cfg=train):
+        return lambda device: TorchBench(build, cfg, NOISE, device, label)
+
     return {
-        "VN": lambda device: VNBench(
-            VNBenchConfig(atoms=s.vn_atoms, lam=s.vn_lam, epochs=s.vn_epochs), LENGTH
-        ),
-        "Transformer": lambda device: TorchBench(
+        **vn_models(s, LENGTH),
+        "Transformer": network(
+            "Transformer",
             partial(
                 SequenceTransformer,
                 length=LENGTH,
@@ -174,18 +195,14 @@ def models(s: Fn1dSizes, data: BenchData) -> dict:
                 ff=2 * s.transformer_width,
                 patch=8,
             ),
-            train,
-            NOISE,
-            device,
-            "Transformer",
         ),
-        "Mamba": lambda device: TorchBench(
-            partial(BidirectionalMamba, d_model=s.mamba_width, layers=2, d_state=8, patch=8),
-            train,
-            NOISE,
-            device,
+        "Mamba": network(
             "Mamba",
+            partial(BidirectionalMamba, d_model=s.mamba_width, layers=2, d_state=8, patch=8),
+            train_config(s, epochs=s.mamba_epochs),
         ),
+        "MLP": network("MLP", partial(MaskedMLP, dim=LENGTH, hidden=s.mlp_hidden)),
+        **classical_models(s, NOISE, (LENGTH,)),
         "Trivial": lambda device: TrivialBench((LENGTH,)),
     }
 

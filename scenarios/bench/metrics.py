@@ -25,6 +25,20 @@ def nmse(pred: np.ndarray, clean: np.ndarray, scored: np.ndarray) -> float:
     return float(np.mean((pred - clean)[scored] ** 2) / max(var, 1e-12))
 
 
+def mse_over_reference(
+    pred: np.ndarray, clean: np.ndarray, scored: np.ndarray, reference_var: float
+) -> float:
+    """MSE over the scored entries / a fixed reference variance (the ID split's, per task): unlike
+    NMSE, it does not reward a split for having a larger variance of its own."""
+    return float(np.mean((pred - clean)[scored] ** 2) / max(reference_var, 1e-12))
+
+
+def validation_score(val_metrics: dict[str, float]) -> float:
+    """The one number every model is tuned and early-stopped on: the mean over the two tasks of
+    the NMSE on the ID validation split."""
+    return float(np.mean(list(val_metrics.values())))
+
+
 def mean_std(values) -> dict:
     """Mean and (population) standard deviation over seeds, with the per-seed values."""
     arr = np.asarray(values, dtype=float)

@@ -24,10 +24,15 @@ import numpy as np
 import torch
 from atomspark.scenarios.bench.baselines import MLPVAE
 from atomspark.scenarios.bench.family import BenchData, Family, Split
+from atomspark.scenarios.bench.lineup import (
+    ProtocolSizes,
+    classical_models,
+    train_config,
+    vn_models,
+)
 from atomspark.scenarios.bench.mnist_comp_data import SIDE, SPLITS, load_digits, make_split
-from atomspark.scenarios.bench.torch_bench import TorchBench, TrainConfig
+from atomspark.scenarios.bench.torch_bench import TorchBench
 from atomspark.scenarios.bench.trivial import TrivialBench
-from atomspark.scenarios.bench.vn_bench import VNBench, VNBenchConfig
 from torch import nn
 
 DIM = SIDE * SIDE
@@ -88,34 +93,32 @@ class DigitBenchData(BenchData):
 
 
 @dataclass(frozen=True)
-class MnistCompSizes:
-    n_train: int
-    n_test: int
-    vn_atoms: int = 400
+class MnistCompSizes(ProtocolSizes):
+    """Data sizes and every model's hyperparameters (ProtocolSizes: VN, epochs, peers)."""
+
+    n_train: int = 1000
+    n_test: int = 100
+    vn_atoms: int = 150
     vn_lam: float = 0.1
-    vn_epochs: int = 5
-    baseline_epochs: int = 30
-    dense_hidden: int = 256
-    conv_channels: int = 16
+    vn_epochs: int = 2
+    vn_interface: int = 64
+    vn_atoms2: int = 64
+    vn_lam2: float = 0.05
+    max_epochs: int = 100
+    dense_hidden: int = 64  # networks within 2x of the layered VN's parameters
+    conv_channels: int = 40
     vae_latent: int = 16
-    engine_samples: int = 4
-    engine_steps: int = 1000
+    pca_components: int = 50
+    dl_alpha: float = 0.1
+    smooth_width: float = 1.0
 
 
 def sizes(quick: bool) -> MnistCompSizes:
     if quick:
         return MnistCompSizes(
-            n_train=600,
-            n_test=40,
-            vn_atoms=100,
-            vn_epochs=1,
-            baseline_epochs=2,
-            engine_samples=1,
-            engine_steps=300,
+            n_train=600, n_test=40, vn_atoms=100, vn_epochs=1, vn_joint_epochs=1, max_epochs=2
         )
-    return MnistCompSizes(
-        n_train=1000, n_test=100, vn_atoms=150, vn_epochs=2, baseline_epochs=6, engine_samples=2
-    )
+    return MnistCompSizes()
 
 
 def random_hidden(rng: np.random.Generator, n: int, sizes=None) -> np.ndarray:
@@ -149,11 +152,9 @@ def make_data(s: MnistCompSizes, seed: int) -> DigitBenchData:
 
 
 def models(s: MnistCompSizes, data: BenchData) -> dict:
-    train = TrainConfig(epochs=s.baseline_epochs)
+    train = train_config(s)
     return {
-        "VN": lambda device: VNBench(
-            VNBenchConfig(atoms=s.vn_atoms, lam=s.vn_lam, epochs=s.vn_epochs), DIM
-        ),
+        **vn_models(s, DIM),
         "DenseAE": lambda device: TorchBench(
             partial(DenseAutoencoder, dim=DIM, hidden=s.dense_hidden),
             train,
@@ -171,6 +172,7 @@ def models(s: MnistCompSizes, data: BenchData) -> dict:
             device,
             "VAE",
         ),
+        **classical_models(s, NOISE, (SIDE, SIDE)),
         "Trivial": lambda device: TrivialBench((SIDE, SIDE)),
     }
 

@@ -91,10 +91,12 @@ def _draw_transform(
 
 @dataclass(frozen=True)
 class DigitSet:
-    """n composed images (n, 28, 28) with component labels (n, 2) (second = -1: one digit)."""
+    """n composed images (n, 28, 28) with component labels (n, 2) (second = -1: one digit) and
+    the indices of the source digits in the digit file (n, 2), -1 where unused."""
 
     images: np.ndarray
     labels: np.ndarray
+    sources: np.ndarray
 
     @property
     def n(self) -> int:
@@ -108,23 +110,29 @@ def make_split(
     if name not in SPLITS:
         raise AtomsparkError(f"split {name!r}: unknown (valid: {', '.join(SPLITS)})")
     n = require_int("n", n, minimum=1)
-    order = np.random.default_rng(0).permutation(len(labels))  # fixed train/test digit split
-    pool = order[:N_TRAIN_DIGITS] if train else order[N_TRAIN_DIGITS:]
+    pool = digit_pool(len(labels), train)
     rng = np.random.default_rng([require_int("seed", seed, minimum=0), SPLITS.index(name), train])
     ood = name in ("transform", "sum_transform")
     two = name in ("sum", "max", "sum_transform")
     images = np.zeros((n, SIDE, SIDE))
     out_labels = np.full((n, 2), -1, dtype=np.int64)
+    sources = np.full((n, 2), -1, dtype=np.int64)
     for i in range(n):
-        first = rng.choice(pool)
+        first = sources[i, 0] = rng.choice(pool)
         a = transform(digits[first], *_draw_transform(rng, ood))
         out_labels[i, 0] = labels[first]
         if not two:
             images[i] = a
             continue
         candidates = pool[labels[pool] != labels[first]]
-        second = rng.choice(candidates)
+        second = sources[i, 1] = rng.choice(candidates)
         b = transform(digits[second], *_draw_transform(rng, ood))
         out_labels[i, 1] = labels[second]
         images[i] = np.maximum(a, b) if name == "max" else a + b
-    return DigitSet(images, out_labels)
+    return DigitSet(images, out_labels, sources)
+
+
+def digit_pool(n_digits: int, train: bool) -> np.ndarray:
+    """Indices of the training or test digits: a fixed permutation cut at N_TRAIN_DIGITS."""
+    order = np.random.default_rng(0).permutation(n_digits)
+    return order[:N_TRAIN_DIGITS] if train else order[N_TRAIN_DIGITS:]

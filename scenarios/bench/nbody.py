@@ -30,6 +30,12 @@ from functools import partial
 import numpy as np
 import torch
 from atomspark.scenarios.bench.family import BenchData, Family, Split
+from atomspark.scenarios.bench.lineup import (
+    ProtocolSizes,
+    classical_models,
+    train_config,
+    vn_models,
+)
 from atomspark.scenarios.bench.nbody_data import (
     MAX_BODIES,
     ROLLOUT_STEPS,
@@ -38,8 +44,7 @@ from atomspark.scenarios.bench.nbody_data import (
     make_split,
 )
 from atomspark.scenarios.bench.nbody_models import BodyGNN, BodyTransformer, PaddedMLP
-from atomspark.scenarios.bench.torch_bench import TorchBench, TrainConfig
-from atomspark.scenarios.bench.vn_bench import VNBench, VNBenchConfig
+from atomspark.scenarios.bench.torch_bench import TorchBench
 from torch import nn
 
 N_CONTEXT, TOKEN, STATE = 4, 6, 4
@@ -134,16 +139,20 @@ class NBodyData(BenchData):
 
 
 @dataclass(frozen=True)
-class NBodySizes:
-    n_train: int  # training systems (each gives ROLLOUT_STEPS transitions)
-    n_test: int  # test systems per split
+class NBodySizes(ProtocolSizes):
+    """Data sizes and every model's hyperparameters (ProtocolSizes: VN, epochs, peers)."""
+
+    n_train: int = 150  # training systems (each gives ROLLOUT_STEPS transitions)
+    n_test: int = 25  # test systems per split
     vn_atoms: int = 256
     vn_lam: float = 0.02
-    vn_epochs: int = 5
-    baseline_epochs: int = 20
-    hidden: int = 64
-    engine_samples: int = 4
-    engine_steps: int = 1000
+    vn_epochs: int = 2
+    vn_lam2: float = 0.01
+    max_epochs: int = 200
+    baseline_batch: int = 128
+    hidden: int = 32  # networks within 2x of the layered VN's parameters
+    pca_components: int = 40
+    dl_alpha: float = 0.02
 
 
 def sizes(quick: bool) -> NBodySizes:
@@ -153,14 +162,11 @@ def sizes(quick: bool) -> NBodySizes:
             n_test=8,
             vn_atoms=64,
             vn_epochs=1,
-            baseline_epochs=2,
+            vn_joint_epochs=1,
+            max_epochs=2,
             hidden=32,
-            engine_samples=1,
-            engine_steps=300,
         )
-    return NBodySizes(
-        n_train=150, n_test=25, vn_atoms=128, vn_epochs=2, baseline_epochs=6, engine_samples=2
-    )
+    return NBodySizes()
 
 
 def random_hidden(rng: np.random.Generator, n: int, sizes=None) -> np.ndarray:
@@ -193,7 +199,7 @@ def _stats(train: np.ndarray) -> dict:
 
 
 def models(s: NBodySizes, data: BenchData) -> dict:
-    train = TrainConfig(epochs=s.baseline_epochs, batch_size=128)
+    train = train_config(s)
     stats = _stats(data.train)
     h = s.hidden
 
@@ -203,12 +209,11 @@ def models(s: NBodySizes, data: BenchData) -> dict:
         )
 
     return {
-        "VN": lambda device: VNBench(
-            VNBenchConfig(atoms=s.vn_atoms, lam=s.vn_lam, epochs=s.vn_epochs), DIM
-        ),
+        **vn_models(s, DIM),
         "MLP": torch_model("mlp", "MLP", hidden=4 * h),
         "GNN": torch_model("gnn", "GNN", hidden=h),
         "Transformer": torch_model("transformer", "Transformer", d_model=h),
+        **classical_models(s, 0.0, None),
         "Persistence": lambda device: Persistence(),
     }
 

@@ -1,11 +1,15 @@
-"""Regenerate the measured tables of docs/benchmarks_vn.md from committed run folders.
+"""Regenerate docs/benchmarks_vn.md's measured sections from committed benchmark cells.
 
     python -m atomspark.scenarios.bench.report docs/results/bench/fn1d docs/results/bench/bumps2d
+    python -m atomspark.scenarios.bench.report --final-grid docs/results/bench/fn1d
 
-For each folder the aggregate is rebuilt from its per-seed cells (cells/*.json and bench.json,
-the auditable source), written back as results.json/results.md with the plots, and the doc's
-section between `<!-- bench:NAME:begin -->` and `<!-- bench:NAME:end -->` is replaced by the
-tables, with the date, machine and wall time of the run.
+A family folder (docs/results/bench/<family>/) holds the protocol's sweep folders (tune/: every
+model's grid on seed 0; seeds/: the chosen configurations on seeds 1 and 2), each cell's record
+in cells/<id>/bench_cell.json. The report gathers every cell under the folder, selects each
+model's configuration on the validation split (tables.select), writes results.json, results.md
+and the plots into the folder, and replaces the doc's section between
+`<!-- bench:NAME:begin -->` and `<!-- bench:NAME:end -->`. --final-grid writes the second stage's
+grid (docs/results/bench/grids/<family>-seeds.toml) from the tuning cells.
 """
 
 from __future__ import annotations
@@ -14,53 +18,85 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from atomspark.scenarios.bench.registry import get_family
-from atomspark.scenarios.bench.runner import write_outputs
-from atomspark.scenarios.bench.store import MANIFEST, RunStore
-from atomspark.scenarios.bench.tables import aggregate, markdown
+from atomspark.scenarios.bench.store import MANIFEST
+from atomspark.scenarios.bench.summary import summary_lines
+from atomspark.scenarios.bench.tables import aggregate, markdown, select
 from atomspark.sim.core import AtomsparkError, atomic_write_text
+
+PROTOCOL_SEEDS = [0, 1, 2]
+NOT_RUN = "Not run under the protocol yet"
+GRIDS = Path("docs/results/bench/grids")
+
+
+def load_cells(folder: Path) -> list[dict]:
+    """Every cell under a family folder: sweep cells (cells/<id>/bench_cell.json, one per model)
+    and run-folder cells (cells/<model>-seed<k>.json)."""
+    cells = []
+    for path in sorted(folder.rglob("bench_cell.json")):
+        for cell in json.loads(path.read_text()).values():
+            cell["source"] = str(path.parent.relative_to(folder))
+            cells.append(cell)
+    for path in sorted(folder.glob("cells/*.json")):
+        cells.append(json.loads(path.read_text()))
+    return cells
+
+
+def manifest_of(folder: Path) -> dict:
+    """The run folder's bench.json, or for a protocol folder the family's full-mode facts."""
+    path = folder / MANIFEST
+    if path.exists():
+        return json.loads(path.read_text())
+    family = get_family(folder.name)
+    return {
+        "family": family.name,
+        "description": family.description,
+        "quick": False,
+        "sizes": asdict(family.sizes(False)),
+        "splits": list(family.splits),
+        "seeds": PROTOCOL_SEEDS,
+    }
 
 
 def rebuild(folder: str | Path) -> dict:
-    """Aggregate a run folder's cells again and rewrite its results.json, results.md, plots."""
+    """Aggregate a folder's cells and rewrite its results.json, results.md and plots."""
+    from atomspark.scenarios.bench.runner import write_outputs
+
     folder = Path(folder)
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise AtomsparkError(f"{folder}: not a benchmark run folder ({exc})") from exc
-    family = get_family(manifest["family"])
-    store = RunStore(folder, manifest, resume=True)
-    cells = store.load_cells()
-    order = _model_order(folder, cells)
-    results = aggregate(cells, manifest, order)
-    write_outputs(store, results, family)
+    if not folder.is_dir():
+        raise AtomsparkError(f"{folder}: no such benchmark folder")
+    manifest = manifest_of(folder)
+    cells = load_cells(folder)
+    if not cells:
+        raise AtomsparkError(f"{folder}: holds no benchmark cells")
+    results = aggregate(cells, manifest, [])
+    write_outputs(folder, results, get_family(manifest["family"]), cells)
     return results
-
-
-def _model_order(folder: Path, cells: list[dict]) -> list[str]:
-    """The family's model order as the last results.json recorded it, else VN, baselines,
-    trivial in the order they finished."""
-    try:
-        return list(json.loads((folder / "results.json").read_text())["models"])
-    except (OSError, json.JSONDecodeError, KeyError):
-        rank = {"vn": 0, "torch": 1}
-        ranked = sorted(cells, key=lambda c: (rank.get(c["kind"], 2), c.get("finished_utc", "")))
-        return list(dict.fromkeys(c["model"] for c in ranked))
 
 
 def section(results: dict) -> str:
     """The doc's generated block for one family."""
-    n_seeds = len(results["seeds"])
     head = (
-        f"Measured {results['finished_utc']} on {results['machine']} (shared with other jobs; "
-        f"load average up to {results['loadavg_max']:.1f}), {n_seeds} seed(s), "
-        f"{results['wall_s_cells_total'] / 60:.1f} min of wall time over all cells. "
-        f"Source: `docs/results/bench/{results['family']}/cells/`."
+        f"Measured up to {results['finished_utc']} on this project's shared 2-core CPU machine "
+        f"(load average up to {results['loadavg_max']:.1f}): {results['n_cells']} cells, "
+        f"{results['wall_s_cells_total'] / 60:.1f} min of wall time over all of them. Source: "
+        f"`docs/results/bench/{results['family']}/` (every cell of the grid, chosen or not)."
     )
     body = markdown(results).split("\n", 2)[2].replace("\n## ", "\n#### ").lstrip("# ")
-    return head + "\n\n#### " + body.strip() + "\n"
+    summary = "\n".join(summary_lines(results))
+    return f"{head}\n\n{summary}\n\n#### {body.strip()}\n"
+
+
+def not_run_section(name: str) -> str:
+    """The doc's block for a family with no committed cells: what to run."""
+    return (
+        f"{NOT_RUN}: no cells are committed for {name}. The grids are "
+        f"`docs/results/bench/grids/{name}-tune.toml` and then the generated "
+        f"`{name}-seeds.toml` (see Protocol above).\n"
+    )
 
 
 def update_doc(doc: Path, name: str, text: str) -> None:
@@ -72,13 +108,57 @@ def update_doc(doc: Path, name: str, text: str) -> None:
     atomic_write_text(doc, pattern.sub(lambda _: f"{begin}\n{text}{end}", src))
 
 
+def final_grid(folder: Path, grids: Path = GRIDS) -> Path:
+    """The second stage: every model's chosen configuration on the seeds it has not run."""
+    folder = Path(folder)
+    cells = load_cells(folder)
+    if not cells:
+        raise AtomsparkError(f"{folder}: holds no tuning cells; run the tune grid first")
+    lines = [
+        f"# {folder.name}, second stage of the protocol: each model's configuration chosen on the",
+        "# validation split of seed 0 (written by `python -m atomspark.scenarios.bench.report",
+        f"# --final-grid {folder}`), on the remaining seeds. Run:",
+        f"#   atomspark sweep {grids}/{folder.name}-seeds.toml --out {folder}/seeds",
+        'kind = "bench"',
+        f'base = "{folder.name}"',
+        f"seeds = {PROTOCOL_SEEDS[1:]}",
+        "",
+        "[set]",
+        'device = "cpu"',
+        "",
+    ]
+    for model, chosen in select(cells).items():
+        settings = _settings_of(folder, chosen["cells"][0])
+        lines += ["[[variants]]", f'name = "{model}"', "[variants.set]", f'model = "{model}"']
+        lines += [f'"sizes.{k}" = {json.dumps(v)}' for k, v in settings.items()]
+        lines.append("")
+    path = grids / f"{folder.name}-seeds.toml"
+    atomic_write_text(path, "\n".join(lines))
+    return path
+
+
+def _settings_of(folder: Path, cell: dict) -> dict:
+    """The sizes a sweep cell ran with (its cell.json), so the chosen cell can be rerun."""
+    path = folder / cell["source"] / "cell.json"
+    return json.loads(path.read_text())["params"]["sizes"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folders", nargs="+", help="benchmark run folders")
+    parser.add_argument("folders", nargs="+", help="benchmark family folders")
     parser.add_argument("--doc", default="docs/benchmarks_vn.md")
+    parser.add_argument("--final-grid", action="store_true", help="write the seeds stage's grid")
     args = parser.parse_args(argv)
     try:
         for folder in args.folders:
+            if args.final_grid:
+                print(f"[bench report] wrote {final_grid(Path(folder))}")
+                continue
+            folder = Path(folder)
+            if not (folder.is_dir() and load_cells(folder)):
+                update_doc(Path(args.doc), folder.name, not_run_section(folder.name))
+                print(f"[bench report] {folder.name}: no cells; {args.doc} says so")
+                continue
             results = rebuild(folder)
             update_doc(Path(args.doc), results["family"], section(results))
             print(f"[bench report] {results['family']}: {args.doc} updated from {folder}")

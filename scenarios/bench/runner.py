@@ -14,19 +14,18 @@ from pathlib import Path
 
 import torch
 from atomspark.networks.torch_path.device import select_device
-from atomspark.scenarios.bench.costs import baseline_costs, vn_costs
+from atomspark.scenarios.bench.engine_check import engine_section
 from atomspark.scenarios.bench.evaluate import evaluate, example_inputs
 from atomspark.scenarios.bench.family import Family, override_sizes
 from atomspark.scenarios.bench.plots import plot_errors, plot_examples, plot_vn_atoms
 from atomspark.scenarios.bench.registry import get_family
 from atomspark.scenarios.bench.store import RunStore
-from atomspark.scenarios.bench.tables import aggregate, markdown
-from atomspark.sim.core import AtomsparkError, require_int
+from atomspark.scenarios.bench.tables import aggregate, config_key, markdown
+from atomspark.scenarios.bench.validation import data_facts, prepare_data
+from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.memory import require_memory
 from atomspark.sim.progress import track
 
-HARDWARE = "loihi2"
-GPU = "h100"
 MEMORY_FRACTION = 0.8  # refuse runs whose estimate exceeds this share of available memory
 CPU_THREADS = 1  # torch threads on CPU: small models on a shared machine ran up to 30x faster
 
@@ -57,14 +56,12 @@ def run_benchmark(
     overwrite: bool = False,
     sizes: dict[str, str] | None = None,
     models: Sequence[str] | None = None,
-    engine_samples: int | None = None,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Run benchmark `name` and return its aggregate results (also written to out/results.json).
 
     seeds: how many seeds (0..seeds-1; default 1 quick, 3 full); sizes: {field: value} overrides
-    of the family's sizes; models: a subset of the family's model names (default all);
-    engine_samples: ID samples run on the event engine for VN costs (default from sizes).
+    of the family's sizes; models: a subset of the family's model names (default all).
     """
     family = get_family(name)
     size = override_sizes(family.sizes(quick), sizes)
@@ -81,25 +78,23 @@ def run_benchmark(
         "seeds": list(range(n_seeds)),
         "machine": f"{platform.node()} ({platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs)",
-        "hardware": HARDWARE,
-        "gpu_preset": GPU,
     }
     store = RunStore(out, manifest, resume=resume, overwrite=overwrite)
     threads = torch.get_num_threads()
     if select_device(device).type == "cpu":
         torch.set_num_threads(CPU_THREADS)
     try:
-        return _run(family, size, n_seeds, store, manifest, device, models, engine_samples, log)
+        return _run(family, size, n_seeds, store, manifest, device, models, log)
     finally:
         torch.set_num_threads(threads)
 
 
-def _run(family, size, n_seeds, store, manifest, device, models, engine_samples, log) -> dict:
+def _run(family, size, n_seeds, store, manifest, device, models, log) -> dict:
     name = family.name
     t_start = time.perf_counter()
     order: list[str] = []
     for seed in range(n_seeds):
-        data = family.make_data(size, seed)
+        data = prepare_data(family, size, seed)
         factories = family.models(size, data)
         order = list(factories)
         chosen = _choose(models, order)
@@ -120,7 +115,6 @@ def _run(family, size, n_seeds, store, manifest, device, models, engine_samples,
                 factories[model_name],
                 seed,
                 device,
-                engine_samples,
                 keep_examples=seed == 0,
             )
             store.write(model_name, seed, cell)
@@ -128,7 +122,7 @@ def _run(family, size, n_seeds, store, manifest, device, models, engine_samples,
     results = aggregate(store.load_cells(), manifest, order)
     results["wall_s_this_invocation"] = time.perf_counter() - t_start
     results["loadavg_end"] = os.getloadavg()
-    write_outputs(store, results, family)
+    write_outputs(store.out, results, family, store.load_cells())
     log(
         f"[bench] wrote {store.out}/results.json, results.md and plots "
         f"({results['wall_s_this_invocation']:.0f} s)"
@@ -153,13 +147,18 @@ def run_cell(
     factory,
     seed: int,
     device: str,
-    engine_samples: int | None,
     keep_examples: bool,
 ) -> dict:
-    """Train one model on one seed's ID data, evaluate it everywhere, and price its inference."""
+    """Train one model on one seed's ID training data (validation held out: data.val), evaluate
+    it on validation and every split, and record its times (and, for networks, its curves)."""
     model = factory(device)
     t_cell = t0 = time.perf_counter()
-    model.fit(data.train, seed, random_hidden=lambda rng, n: family.random_hidden(rng, n, size))
+    model.fit(
+        data.train,
+        seed,
+        random_hidden=lambda rng, n: family.random_hidden(rng, n, size),
+        val=data.val,
+    )
     train_s = time.perf_counter() - t0
     cell = {
         "model": model_name,
@@ -169,40 +168,40 @@ def run_cell(
         "config": model.describe(),
         "train_s": train_s,
         "train_loadavg": os.getloadavg()[0],
+        "data": data_facts(data),
         **evaluate(model, data, keep_examples),
     }
+    if hasattr(model, "curves"):
+        cell["curves"] = model.curves()
+    if model.kind == "vn" and model.config.layers == 1:
+        cell["engine"] = engine_section(model, data)
     if family.extra_metrics is not None:
         cell["extra_metrics"] = family.extra_metrics(model, data)
-    if model.kind == "vn":
-        n = engine_samples or getattr(size, "engine_samples", 4)
-        sample = data.splits["id"].head(n)
-        steps = getattr(size, "engine_steps", 1000)
-        x, observed = sample.task_input("recon")
-        run = model.engine_run(x, observed, steps)
-        cell["cost"] = vn_costs(run, n, HARDWARE, GPU, steps)
-    elif model.kind == "torch":
-        cell["cost"] = baseline_costs(model.net, data.dim, GPU)
     cell["wall_s"] = time.perf_counter() - t_cell
     cell["finished_utc"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cell["loadavg"] = os.getloadavg()[0]
     return cell
 
 
-def write_outputs(store: RunStore, results: dict, family: Family) -> list[Path]:
-    """results.json, results.md and the plots, all rebuilt from the cells on disk."""
-    store.write_text("results.json", json.dumps(results, indent=1))
-    store.write_text("results.md", markdown(results))
-    cells = store.load_cells()
-    examples = json.loads((store.out / "examples.json").read_text())
-    paths = [
-        plot_errors(results, store.out / "errors.png"),
-        plot_examples(examples["splits"], cells, examples["shape"], store.out / "examples.png"),
-    ]
+def write_outputs(out: Path, results: dict, family: Family, cells: list[dict]) -> list[Path]:
+    """results.json, results.md and the plots, rebuilt from the cells (the plots use only each
+    model's chosen configuration)."""
+    out = Path(out)
+    atomic_write_text(out / "results.json", json.dumps(results, indent=1))
+    atomic_write_text(out / "results.md", markdown(results))
+    chosen = {n: config_key(m["config"]) for n, m in results["models"].items()}
+    cells = [c for c in cells if chosen.get(c["model"]) == config_key(c["config"])]
+    paths = [plot_errors(results, out / "errors.png")]
+    if (out / "examples.json").exists():
+        examples = json.loads((out / "examples.json").read_text())
+        paths.append(
+            plot_examples(examples["splits"], cells, examples["shape"], out / "examples.png")
+        )
     for name, m in results["models"].items():
-        if m["config"].get("kind") == "vn":
-            paths.append(plot_vn_atoms(cells, name, store.out / f"{name}_atoms.png"))
-    if family.plots is not None:
-        paths += family.plots(results, cells, store.out)
+        if m["config"].get("kind") == "vn" and any("vn_stats" in c for c in cells):
+            paths.append(plot_vn_atoms(cells, name, out / f"{name}_atoms.png"))
+    if family.plots is not None and any(c.get("probes") for c in cells):
+        paths += family.plots(results, cells, out)
     return paths
 
 

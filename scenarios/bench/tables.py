@@ -1,65 +1,149 @@
-"""From per-cell results to the run's aggregate (results.json) and paper-style tables (results.md):
-rows = models, columns = ID and each OOD split, mean +- std over seeds; then the cost table."""
+"""From per-cell results to a run's aggregate (results.json) and its tables (results.md).
+
+Selection (the protocol's tuning step): a model may have cells for several configurations (a
+sweep's grid). Its configuration is the one with the lowest validation score
+(metrics.validation_score) on the tuning seed, the smallest seed every configuration of the model
+ran; only the chosen configuration's cells enter the tables (mean +- std over its seeds), and
+the cells of the others are kept on disk for audit.
+"""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
-from atomspark.scenarios.bench.costs import GPU_BATCH
 from atomspark.scenarios.bench.family import TASKS
-from atomspark.scenarios.bench.metrics import mean_std
+from atomspark.scenarios.bench.metrics import mean_std, validation_score
 
 TASK_TITLES = {
     "recon": "Reconstruction of the noisy signal: NMSE over the whole signal (lower is better)",
     "masked": "Masked prediction: NMSE over the hidden part (lower is better)",
 }
+ID_VAR_TITLES = {
+    "recon": "Reconstruction: MSE / ID variance (lower is better)",
+    "masked": "Masked prediction: MSE over the hidden part / ID variance (lower is better)",
+}
+KIND_RANK = {"vn": 0, "torch": 1, "classical": 2, "trivial": 3}
+UNTUNED_KEYS = ("device",)
 
 
-def aggregate(cells: list[dict], manifest: dict, model_order: list[str]) -> dict:
-    """Mean and std over seeds of every metric, parameter counts, times and costs, per model."""
-    splits = manifest["splits"]
-    by_model: dict[str, list[dict]] = {}
+def config_key(config: dict) -> str:
+    """A configuration's identity: its settings without the ones that do not change results."""
+    return json.dumps({k: v for k, v in config.items() if k not in UNTUNED_KEYS}, sort_keys=True)
+
+
+def select(cells: list[dict]) -> dict[str, dict]:
+    """Per model: {"cells": the chosen configuration's cells, "grid": [(config, val score on the
+    tuning seed)] of every configuration tried, "tuning_seed"}."""
+    by_model: dict[str, dict[str, list[dict]]] = {}
     for cell in cells:
-        by_model.setdefault(cell["model"], []).append(cell)
-    models = {}
-    for name in [m for m in model_order if m in by_model] + sorted(
-        set(by_model) - set(model_order)
-    ):
-        group = sorted(by_model[name], key=lambda c: c["seed"])
-        entry = {
-            "seeds": [c["seed"] for c in group],
-            "params": group[0]["params"],
-            "config": group[0]["config"],
-            "train_s": mean_std([c["train_s"] for c in group]),
-            "infer_s_per_sample": mean_std([c["infer_s_per_sample"] for c in group]),
-            "metrics": {
-                task: {s: mean_std([c["metrics"][task][s] for c in group]) for s in splits}
-                for task in TASKS
-            },
-            "cost": group[0].get("cost"),
+        by_model.setdefault(cell["model"], {}).setdefault(config_key(cell["config"]), []).append(
+            cell
+        )
+    chosen = {}
+    for model, configs in by_model.items():
+        tuning_seed = max(min(c["seed"] for c in group) for group in configs.values())
+        grid = []
+        for key, group in configs.items():
+            at_seed = [c for c in group if c["seed"] == tuning_seed]
+            score = validation_score(at_seed[0]["val"]) if at_seed and "val" in at_seed[0] else None
+            grid.append((key, score, group))
+        scored = [g for g in grid if g[1] is not None] or grid
+        best = min(scored, key=lambda g: g[1] if g[1] is not None else np.inf)
+        chosen[model] = {
+            "cells": sorted(best[2], key=lambda c: c["seed"]),
+            "grid": [{"config": json.loads(k), "val_score": s} for k, s, _ in grid],
+            "tuning_seed": tuning_seed,
         }
-        if "extra_metrics" in group[0]:
-            entry["extra_metrics"] = {
-                title: {s: mean_std([c["extra_metrics"][title][s] for c in group]) for s in cols}
-                for title, cols in group[0]["extra_metrics"].items()
-            }
-        if "vn_stats" in group[0]:
-            entry["active_atoms_mean"] = {
-                s: mean_std([c["vn_stats"][s]["active_atoms_mean"] for c in group]) for s in splits
-            }
+    return chosen
+
+
+def model_order(names_kinds: dict[str, str], preferred: list[str] | None = None) -> list[str]:
+    """VN rows first, then networks, classical peers, floors; within a kind `preferred` order,
+    then by name."""
+    pref = {n: i for i, n in enumerate(preferred or [])}
+    return sorted(
+        names_kinds,
+        key=lambda n: (KIND_RANK.get(names_kinds[n], 9), pref.get(n, len(pref)), n),
+    )
+
+
+def _entry(group: list[dict], splits: list[str]) -> dict:
+    first = group[0]
+    entry = {
+        "seeds": [c["seed"] for c in group],
+        "kind": first["kind"],
+        "params": first["params"],
+        "config": first["config"],
+        "train_s": mean_std([c["train_s"] for c in group]),
+        "infer_s_per_sample": mean_std([c["infer_s_per_sample"] for c in group]),
+        "metrics": {
+            t: {s: mean_std([c["metrics"][t][s] for c in group]) for s in splits} for t in TASKS
+        },
+    }
+    if all("val" in c for c in group):
+        entry["val_score"] = mean_std([validation_score(c["val"]) for c in group])
+    if all("metrics_id_var" in c for c in group):
+        entry["metrics_id_var"] = {
+            t: {s: mean_std([c["metrics_id_var"][t][s] for c in group]) for s in splits}
+            for t in TASKS
+        }
+    if all("curves" in c for c in group):
+        entry["curves"] = {
+            "best_epoch": [c["curves"]["best_epoch"] for c in group],
+            "epochs_run": [len(c["curves"]["train_loss"]) for c in group],
+            "stopped": [c["curves"]["stopped"] for c in group],
+        }
+    if "extra_metrics" in first:
+        entry["extra_metrics"] = {
+            title: {s: mean_std([c["extra_metrics"][title][s] for c in group]) for s in cols}
+            for title, cols in first["extra_metrics"].items()
+        }
+    if "vn_stats" in first:
+        entry["active_atoms_mean"] = {
+            s: mean_std([c["vn_stats"][s]["active_atoms_mean"] for c in group]) for s in splits
+        }
+    return entry
+
+
+def aggregate(cells: list[dict], manifest: dict, model_order_hint: list[str]) -> dict:
+    """The chosen configuration of every model (select), aggregated over its seeds; the data
+    facts (span residual per split) averaged over seeds; what is missing."""
+    splits = manifest["splits"]
+    chosen = select(cells)
+    kinds = {m: c["cells"][0]["kind"] for m, c in chosen.items()}
+    models = {}
+    for name in model_order(kinds, model_order_hint):
+        entry = _entry(chosen[name]["cells"], splits)
+        entry["grid"] = chosen[name]["grid"]
+        entry["tuning_seed"] = chosen[name]["tuning_seed"]
         models[name] = entry
+    facts = {}
+    by_seed = {c["seed"]: c["data"] for c in cells if "data" in c}
+    if by_seed:
+        facts = {
+            "span_residual": {
+                s: mean_std([d["span_residual"][s] for d in by_seed.values()]) for s in splits
+            },
+            "train_rank": sorted({d["train_rank"] for d in by_seed.values()}),
+            "n_train": sorted({d["n_train"] for d in by_seed.values()}),
+            "n_val": sorted({d["n_val"] for d in by_seed.values()}),
+        }
     return {
         **manifest,
         "models": models,
-        "missing_cells": missing_cells(cells, manifest, model_order),
+        "data_facts": facts,
+        "missing_cells": missing_cells(models, manifest["seeds"]),
         "wall_s_cells_total": float(sum(c.get("wall_s", 0.0) for c in cells)),
+        "n_cells": len(cells),
         "finished_utc": max((c.get("finished_utc", "") for c in cells), default=""),
         "loadavg_max": max((c.get("loadavg", 0.0) for c in cells), default=0.0),
     }
 
 
-def missing_cells(cells: list[dict], manifest: dict, model_order: list[str]) -> list[str]:
-    done = {(c["model"], c["seed"]) for c in cells}
-    return [f"{m} seed {s}" for m in model_order for s in manifest["seeds"] if (m, s) not in done]
+def missing_cells(models: dict, seeds: list[int]) -> list[str]:
+    """Seeds of the protocol that a model's chosen configuration has not run."""
+    return [f"{m} seed {s}" for m, e in models.items() for s in seeds if s not in e["seeds"]]
 
 
 def _pm(stat: dict) -> str:
@@ -68,43 +152,106 @@ def _pm(stat: dict) -> str:
     return f"{stat['mean']:.4f} ± {stat['std']:.4f}"
 
 
+def _label(name: str, m: dict) -> str:
+    n = len(m["seeds"])
+    return name if n >= 3 else f"{name} ({n} seed{'s' if n > 1 else ''})"
+
+
+def metric_table(title: str, splits: list[str], rows: dict[str, dict]) -> list[str]:
+    lines = [f"## {title}", "", "| model | " + " | ".join(splits) + " |"]
+    lines.append("|---|" + "---:|" * len(splits))
+    lines += [f"| {n} | " + " | ".join(_pm(r[s]) for s in splits) + " |" for n, r in rows.items()]
+    return [*lines, ""]
+
+
 def markdown(results: dict) -> str:
-    """results.md: one table per task, then parameters/times, then VN and baseline costs."""
+    """results.md: the data facts, one table per task and metric, family metrics, then the
+    models' chosen configurations, budgets, times and convergence."""
     splits, models = results["splits"], results["models"]
-    n_seeds = max((len(m["seeds"]) for m in models.values()), default=0)
-    lines = [
-        f"# {results['family']} ({'quick' if results['quick'] else 'full'} mode, "
-        f"{n_seeds} seed(s))",
+    lines = [f"# {results['family']} ({'quick' if results['quick'] else 'full'} mode)", ""]
+    lines += data_lines(results)
+    for task in ("masked", "recon"):
+        rows = {_label(n, m): m["metrics"][task] for n, m in models.items()}
+        lines += metric_table(TASK_TITLES[task], splits, rows)
+    for task in ("masked", "recon"):
+        rows = {
+            _label(n, m): m["metrics_id_var"][task]
+            for n, m in models.items()
+            if "metrics_id_var" in m
+        }
+        if rows:
+            lines += metric_table(ID_VAR_TITLES[task], splits, rows)
+    lines += extra_metric_lines(models)
+    lines += model_lines(models)
+    if results.get("missing_cells"):
+        lines += ["Missing cells: " + ", ".join(results["missing_cells"]) + ".", ""]
+    else:
+        lines += ["No cell of the protocol is missing.", ""]
+    return "\n".join(lines)
+
+
+def data_lines(results: dict) -> list[str]:
+    facts = results.get("data_facts") or {}
+    if not facts:
+        return []
+    splits = results["splits"]
+    res = facts["span_residual"]
+    return [
+        "## Distance of each split from the ID training span",
+        "",
+        f"Training signals {', '.join(map(str, facts['n_train']))}, validation "
+        f"{', '.join(map(str, facts['n_val']))}, rank of the training signals "
+        f"{', '.join(map(str, facts['train_rank']))}. Residual energy outside their span "
+        "(0 = inside):",
+        "",
+        "| | " + " | ".join(splits) + " |",
+        "|---|" + "---:|" * len(splits),
+        "| residual | " + " | ".join(f"{res[s]['mean']:.2g}" for s in splits) + " |",
         "",
     ]
-    for task in TASKS:
-        lines += [
-            f"## {TASK_TITLES[task]}",
-            "",
-            "| model | " + " | ".join(splits) + " |",
-            "|---|" + "---:|" * len(splits),
-        ]
-        for name, m in models.items():
-            row = [_pm(m["metrics"][task][s]) for s in splits]
-            lines.append(f"| {name} | " + " | ".join(row) + " |")
-        lines.append("")
-    lines += extra_metric_lines(models)
-    lines += [
-        "## Parameters and measured times",
+
+
+def _flat(config: dict) -> dict:
+    out = {}
+    for k, v in config.items():
+        out.update(_flat(v) if isinstance(v, dict) else {k: v})
+    return out
+
+
+def _config_text(config: dict, grid: list[dict]) -> str:
+    """The chosen values of the settings that vary over the model's grid ("-" for one config)."""
+    flats = [_flat(g["config"]) for g in grid]
+    chosen = _flat(config)
+    varying = [k for k in chosen if len({json.dumps(f.get(k)) for f in flats}) > 1]
+    return ", ".join(f"{k} {chosen[k]}" for k in varying) or "-"
+
+
+def model_lines(models: dict) -> list[str]:
+    vn = models.get("VN", {}).get("params")
+    lines = [
+        "## Models: chosen configuration, budget, times, convergence",
         "",
-        "| model | parameters | train s | inference ms/sample (device) |",
-        "|---|---:|---:|---:|",
+        "| model | configs tried | chosen on validation | val score | parameters (× VN) | "
+        "train s | inference ms/sample | epochs: best / run (stop) |",
+        "|---|---:|---|---:|---:|---:|---:|---|",
     ]
     for name, m in models.items():
-        device = m["config"].get("device", "cpu (NumPy)")
+        ratio = f" ({m['params'] / vn:.2g}×)" if vn else ""
+        val = _pm(m["val_score"]) if "val_score" in m else "-"
+        conv = "-"
+        if "curves" in m:
+            c = m["curves"]
+            capped = sum(s.startswith("epoch cap") for s in c["stopped"])
+            conv = (
+                f"{'/'.join(map(str, c['best_epoch']))} / {'/'.join(map(str, c['epochs_run']))}"
+                f" ({'cap hit ' + str(capped) + 'x' if capped else 'early stop'})"
+            )
         lines.append(
-            f"| {name} | {m['params']} | {m['train_s']['mean']:.1f} | "
-            f"{m['infer_s_per_sample']['mean'] * 1e3:.3f} ({device}) |"
+            f"| {name} | {len(m['grid'])} | {_config_text(m['config'], m['grid'])} | {val} | "
+            f"{m['params']}{ratio} | {m['train_s']['mean']:.1f} | "
+            f"{m['infer_s_per_sample']['mean'] * 1e3:.3f} | {conv} |"
         )
-    lines += ["", *cost_lines(models), ""]
-    if results.get("missing_cells"):
-        lines += ["Missing cells: " + ", ".join(results["missing_cells"]), ""]
-    return "\n".join(lines)
+    return [*lines, ""]
 
 
 def extra_metric_lines(models: dict) -> list[str]:
@@ -113,59 +260,12 @@ def extra_metric_lines(models: dict) -> list[str]:
     lines = []
     for title in titles:
         rows = {
-            n: m["extra_metrics"][title]
+            _label(n, m): m["extra_metrics"][title]
             for n, m in models.items()
             if title in m.get("extra_metrics", {})
         }
         cols = list(next(iter(rows.values())))
-        lines += [
-            f"## {title}",
-            "",
-            "| model | " + " | ".join(cols) + " |",
-            "|---|" + "---:|" * len(cols),
-        ]
-        lines += [f"| {n} | " + " | ".join(_pm(r[c]) for c in cols) + " |" for n, r in rows.items()]
-        lines.append("")
-    return lines
-
-
-def cost_lines(models: dict) -> list[str]:
-    """The cost table: VN on the chip (engine counters) and every model priced on the GPU preset."""
-    lines = [
-        "## Inference cost per sample",
-        "",
-        "| model | where | energy µJ | latency µs | work |",
-        "|---|---|---:|---:|---|",
-    ]
-    for name, m in models.items():
-        c = m.get("cost")
-        if not c:
-            continue
-        if "chip" in c:
-            lines.append(
-                f"| {name} | {c['chip']['hardware']} ({c['chip']['cores']} cores, "
-                f"{c['engine_steps']} steps) | {c['chip']['energy_j_per_sample'] * 1e6:.3g} | "
-                f"{c['chip']['time_s_per_sample'] * 1e6:.3g} | {c['events_per_sample']:.3g} "
-                f"events, {c['synops_per_sample']:.3g} synops, active "
-                f"{c['active_fraction_mean_over_steps']:.3f}; codes within "
-                f"{c['engine_vs_converged_settle_max_rel_error']:.1g} of the converged settle |"
-            )
-            d = c["dense_equivalent_gpu_batch1"]
-            lines.append(
-                f"| {name} | {d['hardware']} dense settle, batch 1 | "
-                f"{d['energy_j_per_sample'] * 1e6:.3g} | {d['time_s_per_sample'] * 1e6:.3g} | "
-                "same steps as dense mat-vecs |"
-            )
-        else:
-            w = c["workload"]
-            flops = w["matmul_flops"] + w["elementwise_flops"]
-            for key in ("gpu_batch1", f"gpu_batch{GPU_BATCH}"):
-                p = c[key]
-                lines.append(
-                    f"| {name} | {p['hardware']} batch {p['batch']} | "
-                    f"{p['energy_j_per_sample'] * 1e6:.3g} | {p['time_s_per_sample'] * 1e6:.3g} | "
-                    f"{flops:.3g} FLOPs, {w['launches']} launches ({p['bound']}-bound) |"
-                )
+        lines += metric_table(title, cols, rows)
     return lines
 
 

@@ -6,6 +6,12 @@ level and hides, in half of the samples, a part drawn like the masked task's (th
 fully visible, as in the reconstruction task); the loss is the MSE to the clean signal over all
 entries (plus the network's aux_loss). So each baseline sees the same data as VN and is trained
 on exactly the two tasks it is scored on.
+
+Convergence: after every epoch the network is scored on the ID validation split (the protocol's
+validation score, metrics.validation_score); the learning rate halves after `plateau` epochs
+without improvement, training stops after `patience` such epochs or at `epochs`, and the weights
+of the best validation epoch are restored. The curves (training loss and validation score per
+epoch) and the reason training stopped are kept for the cell.
 """
 
 from __future__ import annotations
@@ -24,10 +30,15 @@ EVAL_CHUNK = 512
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """epochs: the cap; patience / plateau: epochs without a better validation score before
+    stopping / halving the learning rate (used when a validation split is given)."""
+
     epochs: int
     batch_size: int = 64
     lr: float = 2e-3
     masked_fraction: float = 0.5
+    patience: int = 12
+    plateau: int = 4
 
 
 class TorchBench:
@@ -48,19 +59,32 @@ class TorchBench:
         self.label = label
         self.net: torch.nn.Module | None = None
         self.loss_per_epoch: list[float] = []
+        self.val_per_epoch: list[float] = []
+        self.stop_reason = ""
+        self.best_epoch = 0
 
-    def fit(self, train: np.ndarray, seed: int, random_hidden=None, progress: bool = False) -> None:
-        """Train as a masked denoiser; random_hidden(rng, n) -> (n, d) bool hidden masks."""
+    def fit(
+        self, train: np.ndarray, seed: int, random_hidden=None, val=None, progress: bool = False
+    ) -> None:
+        """Train as a masked denoiser; random_hidden(rng, n) -> (n, d) bool hidden masks; val: the
+        ID validation Split (early stopping), or None (a fixed number of epochs, cosine decay)."""
         cfg = self.train_config
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
         self.net = self.build().to(self.device)
         opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.epochs)
+        if val is None:
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.epochs)
+        else:
+            sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                opt, factor=0.5, patience=cfg.plateau
+            )
         data = torch.as_tensor(train, dtype=torch.float32, device=self.device)
         n = data.shape[0]
+        best = (np.inf, None)
+        self.stop_reason = f"epoch cap ({cfg.epochs})"
         self.net.train()
-        for _ in track(range(cfg.epochs), f"[bench] train {self.label}", "epoch", progress):
+        for epoch in track(range(cfg.epochs), f"[bench] train {self.label}", "epoch", progress):
             order = torch.as_tensor(rng.permutation(n), device=self.device)
             hidden = np.zeros(train.shape, dtype=bool)
             masked = rng.random(n) < cfg.masked_fraction
@@ -82,9 +106,40 @@ class TorchBench:
                 loss.backward()
                 opt.step()
                 total += loss.detach() * idx.numel()
-            sched.step()
             self.loss_per_epoch.append(float(total) / n)  # one host sync per epoch
+            if val is None:
+                sched.step()
+                continue
+            score = self._val_score(val)
+            self.val_per_epoch.append(score)
+            sched.step(score)
+            if score < best[0]:
+                best = (score, {k: v.detach().clone() for k, v in self.net.state_dict().items()})
+                self.best_epoch = epoch + 1
+            elif epoch + 1 - self.best_epoch >= cfg.patience:
+                self.stop_reason = f"early stop ({cfg.patience} epochs without improvement)"
+                break
+        if best[1] is not None:
+            self.net.load_state_dict(best[1])
         self.net.eval()
+
+    def _val_score(self, val) -> float:
+        from atomspark.scenarios.bench.evaluate import task_scores
+        from atomspark.scenarios.bench.metrics import validation_score
+
+        self.net.eval()
+        score = validation_score(task_scores(self, val))
+        self.net.train()
+        return score
+
+    def curves(self) -> dict:
+        """Training loss and validation score per epoch, the best epoch, why training stopped."""
+        return {
+            "train_loss": [round(v, 6) for v in self.loss_per_epoch],
+            "val_score": [round(v, 6) for v in self.val_per_epoch],
+            "best_epoch": self.best_epoch,
+            "stopped": self.stop_reason,
+        }
 
     @torch.no_grad()
     def predict(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:

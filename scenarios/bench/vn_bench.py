@@ -1,12 +1,22 @@
-"""A one-layer Vector Network as a benchmark model: Atomic-Hebb dictionary, settle inference, and
-the same model on the event engine for its counters (checked against the NumPy settle).
+"""Vector Networks as benchmark models: layered (the paper's hierarchy) or one layer (the
+ablation "VN-1": sparse coding with Atomic-Hebb), settle inference, and the one-layer model on
+the event engine (checked against the NumPy settle).
 
-Learning: atoms start as K random unit vectors and are learnt by Atomic-Hebb
+One layer: atoms start as K random unit vectors and are learnt by Atomic-Hebb
 (networks/vn.learn_dictionary) on the clean ID training signals (starting from training signals
 instead gives duplicate atoms, which make the codes non-unique). Inference: the FISTA
 settle of E(g) = 1/2 ||m * (x - S g)||^2 + lam ||g||_1 with m = 1 on the observed entries; the
 prediction is S g (for masked prediction, its hidden entries). One layer has no top-down target,
 so U is never used: the model's parameters are the d x K entries of S.
+
+Two layers (docs/maths.md, "Layered VN in the benchmarks"): layer 1 is first learnt alone as
+above; then layer 2 (K2 atoms over an interface of size m) is added with random unit U_1, S_2,
+and the whole model is learnt jointly by Atomic-Hebb on the joint energy
+    F = 1/2 ||m * (x - S_1 g_1)||^2 + 1/2 ||U_1 g_1 - S_2 g_2||^2 + lam_1 |g_1| + lam_2 |g_2|
+(top layer optionally with a hard top-k), settled by up/down sweeps. Layer 2's codes explain the
+interface message U_1 g_1, and their reconstruction S_2 g_2 is layer 1's top-down target: a
+learnt prior on which layer-1 atoms occur together. Prediction is S_1 g_1 at the joint settle.
+Parameters: S_1, U_1 and S_2 (the top layer's U is never used without a task target).
 
 The event engine runs Jacobi ISTA (vn_compile.py) for a fixed number of steps, as a chip would;
 its codes are checked against the NumPy reference ISTA iteration with the same step size and
@@ -38,7 +48,9 @@ SETTLE_CHUNK = 256  # samples per settle call
 
 @dataclass(frozen=True)
 class VNBenchConfig:
-    """Atoms K, l1 weight lam, Atomic-Hebb epochs/batch/rate, settle tolerance and budget."""
+    """Atoms K, l1 weight lam, Atomic-Hebb epochs/batch/rate, settle tolerance and budget; for
+    layers = 2 also the top layer's atoms K2, l1 weight lam2, top-k (0 = none), the interface
+    size, the joint epochs and the settle's sweep budget."""
 
     atoms: int
     lam: float
@@ -49,6 +61,13 @@ class VNBenchConfig:
     max_iter: int = 500
     learn_tol: float = 1e-3
     learn_max_iter: int = 200
+    layers: int = 1
+    atoms2: int = 32
+    lam2: float = 0.1
+    topk: int = 0
+    interface: int = 32
+    joint_epochs: int = 2
+    sweeps: int = 20
 
 
 class VNBench:
@@ -77,6 +96,36 @@ class VNBench:
             settle_kwargs={"tol": cfg.learn_tol, "max_iter": cfg.learn_max_iter, "sweeps": 1},
         )
         self.model, self.energy_per_epoch = result.model, result.epoch_energy
+        if cfg.layers == 2:
+            self._fit_top_layer(train, seed, rng)
+
+    def _fit_top_layer(self, train: np.ndarray, seed: int, rng) -> None:
+        """Add layer 2 on the learnt layer 1 and learn both jointly (module docstring)."""
+        cfg = self.config
+        S1 = self.model.layers[0].S
+        U1 = unit_columns(rng.standard_normal((cfg.interface, cfg.atoms)))
+        S2 = unit_columns(rng.standard_normal((cfg.interface, cfg.atoms2)))
+        model = VNModel.from_arrays(
+            [S1, S2],
+            [U1, np.zeros((1, cfg.atoms2))],
+            [cfg.lam, cfg.lam2],
+            topk=cfg.topk or None,
+        )
+        result = learn_dictionary(
+            model,
+            train,
+            epochs=cfg.joint_epochs,
+            batch_size=cfg.batch_size,
+            rho_S=cfg.rho,
+            seed=seed + 1,
+            settle_kwargs={
+                "tol": cfg.learn_tol,
+                "max_iter": cfg.learn_max_iter,
+                "sweeps": cfg.sweeps,
+            },
+        )
+        self.model = result.model
+        self.energy_per_epoch += result.epoch_energy
 
     def encode(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:
         """Settled codes (n, K). Rows sharing a mask settle together with one shared Gram
@@ -93,6 +142,7 @@ class VNBench:
                     mask=None if mask.all() else mask,
                     tol=self.config.tol,
                     max_iter=self.config.max_iter,
+                    sweeps=self.config.sweeps,
                 )
                 codes[idx] = res.codes[0]
         return codes
@@ -104,10 +154,18 @@ class VNBench:
         return self.decode(self.encode(x, observed))
 
     def n_params(self) -> int:
-        return int(self.model.layers[0].S.size) if self.model else self.dim * self.config.atoms
+        cfg = self.config
+        n = self.dim * cfg.atoms
+        if cfg.layers == 2:
+            n += cfg.interface * (cfg.atoms + cfg.atoms2)
+        return n
 
     def describe(self) -> dict:
-        return {"kind": "vn", "layers": 1, "dim": self.dim, **asdict(self.config)}
+        cfg = asdict(self.config)
+        if self.config.layers == 1:  # the top-layer settings do not apply
+            for key in ("atoms2", "lam2", "topk", "interface", "joint_epochs", "sweeps"):
+                cfg.pop(key)
+        return {"kind": "vn", "dim": self.dim, **cfg}
 
     def engine_run(self, x: np.ndarray, observed: np.ndarray, steps: int) -> dict:
         """Settle each row on the event engine for a fixed budget of `steps` (as a chip runs it);

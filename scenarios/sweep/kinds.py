@@ -190,7 +190,6 @@ BENCH_OPTIONS = {  # one cell = one benchmark family x model (or all models) x s
     "model": ((str,), None),  # None: every model of the family, in one cell
     "quick": ((bool,), False),
     "device": ((str,), "auto"),
-    "engine_samples": ((int,), None),
 }
 
 
@@ -240,14 +239,16 @@ def _bench_build(variant: dict, overrides: dict, grid_dir: Path) -> dict:
 
 
 def _bench_run(params: dict, folder: Path, resume: bool) -> dict:
-    """One family x model x seed of `atomspark bench` (its runner's run_cell): train, evaluate
-    on every split, price; the cell's record is also written to bench_cell.json."""
+    """One family x model x seed of `atomspark bench` (its runner's run_cell): train, tune
+    facts on the validation split, evaluate on every split; the cell's record is also written
+    to bench_cell.json (the benchmark report reads these)."""
     from atomspark.scenarios.bench.family import override_sizes
     from atomspark.scenarios.bench.runner import run_cell
+    from atomspark.scenarios.bench.validation import prepare_data
 
     family = _bench_family(params["name"])
     size = override_sizes(family.sizes(params["quick"]), params["sizes"])
-    data = family.make_data(size, params["seed"])
+    data = prepare_data(family, size, params["seed"])
     factories = family.models(size, data)
     names = list(factories) if params["model"] is None else [params["model"]]
     unknown = [m for m in names if m not in factories]
@@ -262,7 +263,6 @@ def _bench_run(params: dict, folder: Path, resume: bool) -> dict:
             factories[m],
             params["seed"],
             params["device"],
-            params["engine_samples"],
             keep_examples=False,
         )
         for m in names
