@@ -263,7 +263,8 @@ def test_doc_tables_equal_report_render():
         if not cells:
             assert report.NOT_RUN in block, name
             continue
-        results = report.aggregate(cells, report.manifest_of(folder), [])
+        manifest = report.manifest_of(folder)
+        results = report.aggregate(cells, manifest, manifest["models"])
         assert block == report.section(results), name
 
 

@@ -359,6 +359,7 @@ def test_bench_cell_equals_the_bench_runners_own_cell(tmp_path):
     from atomspark.scenarios.bench.family import override_sizes
     from atomspark.scenarios.bench.registry import get_family
     from atomspark.scenarios.bench.runner import run_cell
+    from atomspark.scenarios.bench.validation import prepare_data
 
     grid = write_grid(
         tmp_path,
@@ -370,11 +371,12 @@ def test_bench_cell_equals_the_bench_runners_own_cell(tmp_path):
     assert record["status"] == "done", record.get("reason")
     family = get_family("fn1d")
     size = override_sizes(family.sizes(True), {"n_train": 100})
-    data = family.make_data(size, 1)
+    data = prepare_data(family, size, 1)
     direct = run_cell(
-        family, size, data, "Trivial", family.models(size, data)["Trivial"], 1, "cpu", None, False
+        family, size, data, "Trivial", family.models(size, data)["Trivial"], 1, "cpu", False
     )
-    assert record["result"]["metrics"] == json.loads(json.dumps(direct["metrics"]))
+    for key in ("metrics", "val", "data"):
+        assert record["result"][key] == json.loads(json.dumps(direct[key])), key
     bad = write_grid(
         tmp_path, 'kind = "bench"\nbase = "fn1d"\n[set]\n"sizes.n_trian" = 5\n', "b.toml"
     )

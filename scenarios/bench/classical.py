@@ -75,6 +75,7 @@ class DictLasso:
 
     def fit(self, train: np.ndarray, seed: int, **_) -> None:
         from sklearn.decomposition import MiniBatchDictionaryLearning
+        from sklearn.exceptions import ConvergenceWarning
 
         learner = MiniBatchDictionaryLearning(
             n_components=self.atoms,
@@ -84,7 +85,9 @@ class DictLasso:
             random_state=seed,
             fit_algorithm="cd",
         )
-        self.dictionary = learner.fit(train).components_
+        with warnings.catch_warnings():  # inner Lasso steps stop at their iteration cap
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.dictionary = learner.fit(train).components_
 
     def predict(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:
         from sklearn.exceptions import ConvergenceWarning

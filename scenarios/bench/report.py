@@ -34,9 +34,11 @@ GRIDS = Path("docs/results/bench/grids")
 
 def load_cells(folder: Path) -> list[dict]:
     """Every cell under a family folder: sweep cells (cells/<id>/bench_cell.json, one per model)
-    and run-folder cells (cells/<model>-seed<k>.json)."""
+    and run-folder cells (cells/<model>-seed<k>.json); cells still running are skipped."""
     cells = []
     for path in sorted(folder.rglob("bench_cell.json")):
+        if any(part.endswith((".partial", ".sweep")) for part in path.parts):
+            continue  # a cell a sweep is still running
         for cell in json.loads(path.read_text()).values():
             cell["source"] = str(path.parent.relative_to(folder))
             cells.append(cell)
@@ -58,7 +60,16 @@ def manifest_of(folder: Path) -> dict:
         "sizes": asdict(family.sizes(False)),
         "splits": list(family.splits),
         "seeds": PROTOCOL_SEEDS,
+        "models": model_names(family),
     }
+
+
+def model_names(family) -> list[str]:
+    """The family's rows, in its order (from its quick-size data: only the names are used)."""
+    from atomspark.scenarios.bench.validation import prepare_data
+
+    data = prepare_data(family, family.sizes(True), 0)
+    return list(family.models(family.sizes(True), data))
 
 
 def rebuild(folder: str | Path) -> dict:
@@ -72,7 +83,7 @@ def rebuild(folder: str | Path) -> dict:
     cells = load_cells(folder)
     if not cells:
         raise AtomsparkError(f"{folder}: holds no benchmark cells")
-    results = aggregate(cells, manifest, [])
+    results = aggregate(cells, manifest, manifest.get("models") or [])
     write_outputs(folder, results, get_family(manifest["family"]), cells)
     return results
 

@@ -54,6 +54,12 @@ def summary_lines(results: dict) -> list[str]:
         if verdicts["lose"]:
             parts.append("loses on " + ", ".join(verdicts["lose"]))
         lines.append(f"- **{TASK_NAMES[task]}**: layered VN " + "; ".join(parts) + ".")
+    if results.get("missing_models"):
+        lines.append(
+            "- **Rows not run yet**: "
+            + ", ".join(results["missing_models"])
+            + "; the verdicts above compare only the rows present."
+        )
     if ABLATION in models:
         lines.append(
             "- **Second layer (VN against VN-1), masked prediction**: "

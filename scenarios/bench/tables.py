@@ -134,6 +134,7 @@ def aggregate(cells: list[dict], manifest: dict, model_order_hint: list[str]) ->
         "models": models,
         "data_facts": facts,
         "missing_cells": missing_cells(models, manifest["seeds"]),
+        "missing_models": [m for m in manifest.get("models") or [] if m not in models],
         "wall_s_cells_total": float(sum(c.get("wall_s", 0.0) for c in cells)),
         "n_cells": len(cells),
         "finished_utc": max((c.get("finished_utc", "") for c in cells), default=""),
@@ -183,8 +184,10 @@ def markdown(results: dict) -> str:
             lines += metric_table(ID_VAR_TITLES[task], splits, rows)
     lines += extra_metric_lines(models)
     lines += model_lines(models)
-    if results.get("missing_cells"):
-        lines += ["Missing cells: " + ", ".join(results["missing_cells"]) + ".", ""]
+    missing = [f"{m} (every seed)" for m in results.get("missing_models", [])]
+    missing += results.get("missing_cells", [])
+    if missing:
+        lines += ["Missing cells: " + ", ".join(missing) + ".", ""]
     else:
         lines += ["No cell of the protocol is missing.", ""]
     return "\n".join(lines)
