@@ -279,3 +279,23 @@ def test_mamba_baseline_sees_both_directions():
     x2 = x.clone()
     x2[0, -8:] = 1.0
     assert (net(x2, obs)[0, :8] - base[0, :8]).abs().max() > 1e-6
+
+
+def test_committed_grids_plan_and_cover_every_model():
+    """Every committed protocol grid is a valid sweep, and each tune grid tries every model of
+    its family (fn1d's Mamba in its own grid)."""
+    from pathlib import Path
+
+    from atomspark.scenarios.bench import report
+    from atomspark.scenarios.bench.registry import get_family
+    from atomspark.scenarios.sweep.run import plan_grid
+
+    grids = Path(__file__).resolve().parents[1] / "docs" / "results" / "bench" / "grids"
+    for path in sorted(grids.rglob("*.toml")):
+        assert plan_grid(path).cells, path
+    for name in ("fn1d", "bumps2d", "nbody", "mnist-comp"):
+        cells = plan_grid(grids / f"{name}-tune.toml").cells
+        if name == "fn1d":
+            cells = cells + plan_grid(grids / "fn1d-mamba.toml").cells
+        tried = {c.params["model"] for c in cells}
+        assert tried == set(report.model_names(get_family(name))), name

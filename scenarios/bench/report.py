@@ -4,12 +4,12 @@
     python -m atomspark.scenarios.bench.report --final-grid docs/results/bench/fn1d
 
 A family folder (docs/results/bench/<family>/) holds the protocol's sweep folders (tune/: every
-model's grid on seed 0; seeds/: the chosen configurations on seeds 1 and 2), each cell's record
+model's grid on seed 0; seeds/<model>/: the chosen configuration on seeds 1 and 2), each cell's record
 in cells/<id>/bench_cell.json. The report gathers every cell under the folder, selects each
 model's configuration on the validation split (tables.select), writes results.json, results.md
 and the plots into the folder, and replaces the doc's section between
 `<!-- bench:NAME:begin -->` and `<!-- bench:NAME:end -->`. --final-grid writes the second stage's
-grid (docs/results/bench/grids/<family>-seeds.toml) from the tuning cells.
+grids (docs/results/bench/grids/<family>-seeds/<model>.toml) from the tuning cells.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def not_run_section(name: str) -> str:
     return (
         f"{NOT_RUN}: no cells are committed for {name}. The grids are "
         f"`docs/results/bench/grids/{name}-tune.toml` and then the generated "
-        f"`{name}-seeds.toml` (see Protocol above).\n"
+        f"`grids/{name}-seeds/<model>.toml` (see Protocol above).\n"
     )
 
 
@@ -119,33 +119,41 @@ def update_doc(doc: Path, name: str, text: str) -> None:
     atomic_write_text(doc, pattern.sub(lambda _: f"{begin}\n{text}{end}", src))
 
 
-def final_grid(folder: Path, grids: Path = GRIDS) -> Path:
-    """The second stage: every model's chosen configuration on the seeds it has not run."""
+def final_grid(folder: Path, models: list[str] | None = None, grids: Path = GRIDS) -> list[Path]:
+    """The second stage: each model's chosen configuration on the seeds it has not run, one grid
+    per model (grids/<family>-seeds/<model>.toml, run into <family>/seeds/<model>), so a model
+    whose tuning is finished can go on while others are still being tuned."""
     folder = Path(folder)
     cells = load_cells(folder)
     if not cells:
         raise AtomsparkError(f"{folder}: holds no tuning cells; run the tune grid first")
-    lines = [
-        f"# {folder.name}, second stage of the protocol: each model's configuration chosen on the",
-        "# validation split of seed 0 (written by `python -m atomspark.scenarios.bench.report",
-        f"# --final-grid {folder}`), on the remaining seeds. Run:",
-        f"#   atomspark sweep {grids}/{folder.name}-seeds.toml --out {folder}/seeds",
-        'kind = "bench"',
-        f'base = "{folder.name}"',
-        f"seeds = {PROTOCOL_SEEDS[1:]}",
-        "",
-        "[set]",
-        'device = "cpu"',
-        "",
-    ]
-    for model, chosen in select(cells).items():
-        settings = _settings_of(folder, chosen["cells"][0])
-        lines += ["[[variants]]", f'name = "{model}"', "[variants.set]", f'model = "{model}"']
-        lines += [f'"sizes.{k}" = {json.dumps(v)}' for k, v in settings.items()]
-        lines.append("")
-    path = grids / f"{folder.name}-seeds.toml"
-    atomic_write_text(path, "\n".join(lines))
-    return path
+    chosen = select(cells)
+    unknown = [m for m in models or [] if m not in chosen]
+    if unknown:
+        raise AtomsparkError(f"model {unknown[0]!r}: no tuning cells (have: {', '.join(chosen)})")
+    paths = []
+    for model in models or list(chosen):
+        settings = _settings_of(folder, chosen[model]["cells"][0])
+        path = grids / f"{folder.name}-seeds" / f"{model}.toml"
+        lines = [
+            f"# {folder.name}, second stage of the protocol: {model}'s configuration chosen on the",
+            "# validation split of seed 0 (written by `python -m atomspark.scenarios.bench.report",
+            f"# --final-grid {folder} --models {model}`), on the remaining seeds. Run:",
+            f"#   atomspark sweep {path} --out {folder}/seeds/{model}",
+            'kind = "bench"',
+            f'base = "{folder.name}"',
+            f"seeds = {PROTOCOL_SEEDS[1:]}",
+            "",
+            "[set]",
+            'device = "cpu"',
+            f'model = "{model}"',
+            *[f'"sizes.{k}" = {json.dumps(v)}' for k, v in settings.items()],
+            "",
+        ]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, "\n".join(lines))
+        paths.append(path)
+    return paths
 
 
 def _settings_of(folder: Path, cell: dict) -> dict:
@@ -158,12 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folders", nargs="+", help="benchmark family folders")
     parser.add_argument("--doc", default="docs/benchmarks_vn.md")
-    parser.add_argument("--final-grid", action="store_true", help="write the seeds stage's grid")
+    parser.add_argument("--final-grid", action="store_true", help="write the seeds stage's grids")
+    parser.add_argument("--models", default=None, help="--final-grid: only these models (a,b)")
     args = parser.parse_args(argv)
     try:
         for folder in args.folders:
             if args.final_grid:
-                print(f"[bench report] wrote {final_grid(Path(folder))}")
+                models = args.models.split(",") if args.models else None
+                for path in final_grid(Path(folder), models):
+                    print(f"[bench report] wrote {path}")
                 continue
             folder = Path(folder)
             if not (folder.is_dir() and load_cells(folder)):
