@@ -217,6 +217,9 @@ def render(res: dict) -> str:
         f"(LIF, {m['cores']} cores; {res['snn_static_at_measured_cores_w'] / m['static_power_w']:.2f}"
         f" x measured) and {sd['static_power_at_measured_cores_w']:.3f} W (SDNN, {msd['cores']} "
         f"cores; {sd['static_power_at_measured_cores_w'] / msd['static_power_w']:.2f} x measured).",
+        f"A per-chip static term fitted on the LIF measurement ({m['static_power_w']:.3f} W per "
+        f"chip) would predict {m['static_power_w'] / msd['static_power_w']:.2f} x the SDNN "
+        "measurement, which was not used to fit it.",
         "",
         f"Largest deviation in the first table: {_worst(res)}.",
         "",
