@@ -83,16 +83,19 @@ def run_validation(hardware: str = "loihi2", log=print) -> dict:
     net = read_netx(PILOTNET)
     ng = netx_graph(net)
     steps = MEASURED["pilotnet_snn"]["steps_per_inference"]
-    runs = {}
+    runs, preds = {}, {}
     for spec, samples in (("zero", 1),) + tuple(
         (s, 2 if "uniform" in s else 1) for s in SENSITIVITY
     ):
         pred = predict(ng, sample_inputs(net, ng, spec, samples, steps), steps, hw)
+        preds[spec] = pred
         runs[spec] = pred.to_dict() | {"cores_per_layer": _cores_per_layer(pred, ng)}
         log(f"[validation] {spec}: {runs[spec]['energy_per_inference_j'] * 1e3:.4g} mJ")
-    zero = runs["zero"]
     static_per_core = hw.static_power_per_core_w
-    sdnn_cores = int(sum(v for k, v in zero["cores_per_layer"].items() if k != "input"))
+    # the SDNN has the same conv/dense layers and no input layer: the cores its units occupy in
+    # the LIF placement (a core shared with the input layer counts once, not per layer)
+    n_input = ng.graph.population(ng.layer_populations[0]).size
+    sdnn_cores = int(np.unique(preds["zero"].placement.unit_core[n_input:]).size)
     return {
         "hardware": hw.name,
         "network": "tests/data/netx/pilotnet_snn.net",
