@@ -115,6 +115,16 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path, monkeypatch
     assert {"synaptic_ops", "static"} <= set(parts) and min(parts.values()) >= 0
     assert sum(v for k, v in parts.items() if k != "total") == pytest.approx(parts["total"])
     assert summary["first_step_loss"] > 0
+    # the trained model is kept beside the JSON (for the grids whose weights are committed)
+    from atomspark.networks.model_io import read_task
+    from atomspark.networks.rsgn.model import load_model
+
+    kept = paper_grid.keep_model(
+        "released", name, paper_grid.cell_folder(sweep, stem, cell), tmp_path
+    )
+    assert kept == [tmp_path / "models" / "released" / f"{name}.npz"]
+    assert load_model(kept[0])[1].n_nodes == 16 and read_task(kept[0]) == summary["config"]
+    assert paper_grid.keep_model("activity", name, paper_grid.cell_folder(sweep, stem, cell)) == []
 
     # the tiny cell is not its grid's config (checks.py would leave it out): the format is tested
     monkeypatch.setattr(paper_tables, "split_results", lambda r: (r, [], []))

@@ -17,6 +17,8 @@ run() {  # grid [--only GLOB]
     shift
     nice -n 10 atomspark sweep "$G/$grid.toml" ${WORKERS:+--workers "$WORKERS"} "$@" >>"results/logs/$grid.log" 2>&1
 }
+run rsgn-paper-released-constraints  # the released code's constraints (seed 42); keeps model.npz
+run rsgn-paper-sparse-threshold      # resting-subtracted soft threshold against K = 0, 3 seeds
 run rsgn-paper-activity
 run rsgn-paper-activity-50-epochs
 run rsgn-paper-main-seed42 --only '*hierarchical-transformer*'

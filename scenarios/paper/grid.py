@@ -44,12 +44,8 @@ GRIDS = {
     "released": ("rsgn-paper-released-constraints",),
     "sparse-threshold": ("rsgn-paper-sparse-threshold",),
 }
-SEEDED = (
-    "main",
-    "notebook",
-    "released",
-    "sparse-threshold",
-)  # grids whose cell names carry the seed
+SEEDED = ("main", "notebook", "released", "sparse-threshold")  # cell names carry the seed
+MODEL_GRIDS = ("released", "sparse-threshold")  # their trained models are committed too
 STREAMS = {"generator": "main", "notebook": "notebook"}  # data stream -> grid of its floor
 DRAWS = tuple(range(42, 62))  # data and split seeds of the floor's spread (42: the tables' own)
 SWEEPS = Path("results") / "sweeps"  # the sweep verb's default: results/sweeps/<grid file stem>
@@ -273,7 +269,28 @@ def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps(summarise(grid, name, out), indent=1) + "\n")
             written.append(path)
+            if (out / "result.json").is_file():
+                written += keep_model(grid, name, out, results)
     return written
+
+
+def keep_model(grid: str, name: str, out: Path, results: Path = RESULTS) -> list[Path]:
+    """A finished cell of MODEL_GRIDS: its trained model.npz (parameters, model config and the
+    training config that made it) copied to results/models/<grid>/<cell>.npz, so fixed-point,
+    cost and ablation studies run without retraining."""
+    import shutil
+
+    from atomspark.sim.core import atomic_write_with
+
+    src = out / "model.npz"
+    dst = results / "models" / grid / f"{name}.npz"
+    if grid not in MODEL_GRIDS or not src.is_file():
+        return []
+    if dst.is_file() and dst.read_bytes() == src.read_bytes():
+        return []
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_with(dst, lambda tmp: shutil.copyfile(src, tmp))
+    return [dst]
 
 
 def _read(path: Path) -> str:
