@@ -130,3 +130,23 @@ def test_bad_params_rejected():
         validate_params(dataclasses.replace(sp_params, edge_affinity=loop), scfg)
     with pytest.raises(AtomsparkError, match="affinity_u"):
         validate_params(dataclasses.replace(sp_params, affinity_u=p.affinity_u), scfg)
+
+
+def test_initial_positions_departure_counts_in_the_models_doc():
+    """docs/models.md: how many initial nodes the ball projection moves per seed (norm in
+    [0.95, 1): rescaled by init_params, kept raw by the released notebook) and how many start
+    past the ball (seen at 0.95 under both rules), at the paper's N = 256, dim 3."""
+    from pathlib import Path
+
+    moved, past = [], []
+    for seed in (42, 43, 44):
+        raw = np.random.default_rng(seed).standard_normal((256, 3)) * 0.3  # init_params' draw
+        norm = np.linalg.norm(raw, axis=1)
+        moved.append(int(((norm >= 0.95) & (norm < 1.0)).sum()))
+        past.append(int((norm >= 1.0).sum()))
+        cfg = RSGNConfig(n_nodes=256, dim=3)
+        got = np.linalg.norm(init_params(cfg, seed=seed).positions, axis=1)
+        assert int(np.isclose(got, 0.95).sum()) == moved[-1] + past[-1]
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    assert f"{moved[0]}, {moved[1]}, {moved[2]} nodes with initial norm in [0.95, 1)" in doc
+    assert f"the nodes past 1 ({past[0]}, {past[1]}, {past[2]})" in doc
