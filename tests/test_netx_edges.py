@@ -4,6 +4,8 @@ with lava-dl in v only, as networks/netx_graph.py says."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from atomspark.scenarios.cli.main import main
@@ -33,8 +35,6 @@ def test_layer_without_neuron_group_matches_lava_in_v_not_u():
     widths; the approximation keeps v bit-exact with lava-dl on Lava and differs in u
     (networks/netx_graph.py docstring). Reference: benchmarks/netx_lava_reference.py
     tests/data/netx/readout_without_neuron.net --steps 30 --rate 0.5 (lava-dl 0.6.0, Lava 0.10)."""
-    from pathlib import Path
-
     from atomspark.networks.netx_file import read_netx
     from atomspark.networks.netx_graph import netx_graph
     from atomspark.sim.engine import Engine
@@ -51,3 +51,40 @@ def test_layer_without_neuron_group_matches_lava_in_v_not_u():
         assert np.array_equal(eng.traces[(first, var)], ref[f"{var}_0"])
     assert np.array_equal(eng.traces[(readout, "v")], ref["v_1"])
     assert ref["v_1"].any() and not np.array_equal(eng.traces[(readout, "u")], ref["u_1"])
+
+
+@pytest.mark.parametrize(
+    "spec,fragment",
+    [
+        ("rate:abc", "P must be a number, got 'abc'"),
+        ("rate:0.2:x", "SEED must be a number"),
+        ("rate:0.2:-1", "SEED must be >= 0"),
+    ],
+)
+def test_bad_input_spec_numbers_are_one_line(tmp_path, capsys, spec, fragment):
+    mnist = Path(__file__).parent / "data" / "netx" / "mnist.net"
+    out = tmp_path / "out"
+    assert main(["import", str(mnist), "--input", spec, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and "\n" not in err and "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("spec", ["gray:abc", "uniform:x", "uniform:-3"])
+def test_bad_frame_spec_numbers_are_one_line(tmp_path, spec):
+    from atomspark.networks.netx_file import read_netx
+    from atomspark.networks.netx_graph import netx_graph
+    from atomspark.scenarios.runs.netx_predict import sample_inputs
+    from atomspark.sim.core import AtomsparkError
+
+    path = tmp_path / "in.net"
+    with h5py.File(path, "w") as f:
+        g = f.create_group("layer/0")
+        g["type"], g["shape"] = np.bytes_("input"), [1, 2, 2]
+        n = g.create_group("neuron")
+        for k, v in LIF.items():
+            n[k] = v
+        d = f.create_group("layer/1")
+        d["type"], d["shape"], d["weight"] = np.bytes_("dense"), [1], np.ones((1, 4))
+    net = read_netx(path)
+    with pytest.raises(AtomsparkError, match=r"--input .*(must be a number|must be >= 0)"):
+        sample_inputs(net, netx_graph(net), spec, 1, 4)

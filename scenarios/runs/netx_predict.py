@@ -42,6 +42,17 @@ def _spec_parts(spec: str) -> tuple[str, list[str]]:
     return head, rest
 
 
+def _number(spec: str, text: str, kind: type, what: str):
+    """`text` as `kind` (int or float), or a one-line error naming --input and what it wants."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise AtomsparkError(f"--input {spec}: {what} must be a number, got {text!r}") from None
+    if what == "SEED" and value < 0:
+        raise AtomsparkError(f"--input {spec}: SEED must be >= 0, got {value}")
+    return value
+
+
 def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, steps: int):
     """The drive of each sample for `spec` (see the module docstring)."""
     head, rest = _spec_parts(spec)
@@ -51,10 +62,10 @@ def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, step
         if head == "zero":
             return [SampleInput(bias=np.zeros(first.size, np.int64))] * samples
         if head == "uniform":
-            rng = np.random.default_rng(int(rest[0]) if rest else 0)
+            rng = np.random.default_rng(_number(spec, rest[0], int, "SEED") if rest else 0)
             frames = [rng.uniform(0.0, 1.0, (w, h, c)) for _ in range(samples)]
         elif head == "gray" and len(rest) == 1:
-            level = float(rest[0])
+            level = _number(spec, rest[0], float, "LEVEL")
             if not 0.0 <= level <= 1.0:
                 raise AtomsparkError(f"--input {spec}: LEVEL must be in [0, 1]")
             frames = [np.full((w, h, c), level)] * samples
@@ -71,10 +82,10 @@ def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, step
     if head == "zero":
         return [SampleInput(spikes=np.zeros((steps, n_in)))] * samples
     if head == "rate" and 1 <= len(rest) <= 2:
-        p = float(rest[0])
+        p = _number(spec, rest[0], float, "P")
         if not 0.0 <= p <= 1.0:
             raise AtomsparkError(f"--input {spec}: P must be in [0, 1]")
-        rng = np.random.default_rng(int(rest[1]) if len(rest) > 1 else 0)
+        rng = np.random.default_rng(_number(spec, rest[1], int, "SEED") if len(rest) > 1 else 0)
         return [SampleInput(spikes=(rng.random((steps, n_in)) < p).astype(np.float64))
                 for _ in range(samples)]  # fmt: skip
     raise AtomsparkError(
