@@ -90,8 +90,15 @@ def test_prediction_pipeline_on_mnist():
         if name in fan
     )  # fmt: skip
     assert d["synops_per_inference"] * 3 == pytest.approx(want)
-    assert d["energy_per_inference_j"] == pytest.approx(
-        d["static_energy_per_inference_j"] + d["dynamic_energy_per_inference_j"]
+    # priced with the preset's constants: per-op energy x counts, static per core in use x time
+    parts = d["breakdown_j"]
+    assert parts["synaptic_ops"] == pytest.approx(d["synops_per_inference"] * hw.energy.synop)
+    assert d["dynamic_energy_per_inference_j"] == pytest.approx(
+        sum(v for k, v in parts.items() if k != "static")
+    )
+    t_inf = steps * d["time_per_step_s"]
+    assert d["static_energy_per_inference_j"] == pytest.approx(
+        hw.static_power_per_core_w * d["cores"] * t_inf
     )
     assert d["time_per_step_s"] > hw.barrier_time(1)
     assert d["inferences_per_s"] == pytest.approx(1.0 / (steps * d["time_per_step_s"]))
