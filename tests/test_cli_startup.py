@@ -9,7 +9,8 @@ import sys
 import pytest
 
 HEAVY = ("torch", "numba", "matplotlib", "scipy", "distributed", "networkx")
-VERBS = ["", "demo", "profile", "export", "train", "compare", "sweep", "bench", "hardware"]
+VERBS = ["", "demo", "profile", "export", "import", "train", "compare", "sweep", "bench",
+         "hardware"]  # fmt: skip
 
 PROBE = """
 import sys
@@ -31,6 +32,15 @@ def test_help_imports_no_heavy_library(verb):
     assert "usage: atomspark" in done.stdout, done.stderr
     loaded = done.stdout.strip().splitlines()[-1]
     assert loaded == "HEAVY:", f"`atomspark {verb} --help` imported {loaded[6:]}"
+
+
+def test_every_verb_is_probed():
+    """A new verb joins VERBS, so its --help is held to the same budget."""
+    from atomspark.scenarios.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if getattr(a, "choices", None))
+    assert set(sub.choices) == set(VERBS) - {""}
 
 
 def test_version_is_the_package_version(capsys):
