@@ -287,3 +287,46 @@ def test_the_readme_figures_are_generated_from_the_committed_results():
         line for line in committed.splitlines() if "| hierarchical | Sparse Transformer" in line
     )
     assert row.endswith("| 5.3 |")  # best - last, the largest selection gain of the table
+
+
+def _fractions(obj):
+    """Every number in [0, 1] of a result JSON, as the percentage the docs print (run settings,
+    dates and machines left out)."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key not in ("config", "machine", "finished"):
+                yield from _fractions(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from _fractions(value)
+    elif isinstance(obj, float) and 0.0 <= obj <= 1.0:
+        yield f"{100 * obj:.1f}"
+
+
+# Figures of the withdrawn data versions (v1, v2), kept in the doc's history of the data set.
+HISTORICAL = ("10.4",)
+
+
+def test_every_percentage_in_the_prose_is_a_committed_result():
+    """Each "NN.N %" in docs/paper_reproduction.md's prose (outside the generated tables) is a
+    run's best, last or engine figure in the committed results, a figure of the tables rendered
+    from them, or the paper's: a figure typed from a run that is no longer committed, or
+    mistyped, fails here. (Per-epoch values and differences in points are not covered.)"""
+    import re
+
+    doc = paper_tables.DOC.read_text(encoding="utf-8")
+    head, rest = doc.split(paper_tables.BEGIN, 1)
+    generated, tail = rest.split(paper_tables.END, 1)
+    known = set(re.findall(r"\d+\.\d+", generated))
+    for summary in paper_tables.load_results().values():
+        known.update(_fractions({k: v for k, v in summary.items() if k != "epochs"}))
+    for table in (paper_tables.PAPER, paper_tables.PAPER_SEED42):
+        for task in table.values():
+            for value in task.values():
+                known.update(re.findall(r"\d+\.\d+", str(value)))
+    prose = head + tail
+    figures = re.findall(r"(\d+\.\d+)\s*%", prose)
+    assert len(figures) > 100 and len(known) < 300  # most of 0.0-100.0 is not a result
+    assert sorted({f for f in figures if f not in known} - set(HISTORICAL)) == []
+    for old in HISTORICAL:
+        assert all("v2" in p or "v1" in p for p in prose.split("\n- ") if f"{old} %" in p)
