@@ -1,16 +1,18 @@
-"""CUBA (Brette et al. 2007): atomspark engine vs Brian2 cpp_standalone (compiled C++), one thread.
+"""CUBA (Brette et al. 2007): the engine (float64 and float32) vs Brian2 cpp_standalone and NEST.
 
-Both simulate the same networks (atomspark.scenarios.runs.cuba: same synapses, same initial voltages,
+All simulate the same networks (atomspark.scenarios.runs.cuba: same synapses, same initial voltages,
 exact exponential integration, 0.1 ms steps): 4000 neurons at 2 % connectivity for 1 s of
-biological time and 40,000 neurons at 0.2 % for 0.5 s. One thread each (Numba has no parallel
-loops here; Brian2's OpenMP is off). Reported separately for both: setup/compilation (Brian2:
-code generation + C++ build; engine: Numba compilation into an empty cache), the first run, and
-the median of the timed runs. The machine is shared, so the headline compares CPU time: Brian2's
-own measurement of its main simulation loop (last_run_info.txt: std::clock, i.e. process CPU
-time, without OpenMP; process start, loading and writing results excluded) against the
-engine's process CPU time for run(); wall times of both are given too. A synaptic event is one spike delivered along one synapse. A dense NumPy
-step (W @ s every step) is the trivial baseline at 4000 neurons. Events and synaptic ops per
-second are set next to the single-thread memory bandwidth measured in the same run.
+biological time and 40,000 neurons at 0.2 % for 0.5 s, one thread each (Brian2's OpenMP off,
+NEST local_num_threads 1). Method: set-up and compilation are reported apart (engine: Numba
+compilation into an empty cache; Brian2: code generation + C++ build; NEST: building the network
+in the kernel, per run), then one untimed first run each, then ROUNDS interleaved rounds in which
+every peer runs once in turn. Timed is process CPU time of the simulation loop only: the
+engine's run(), Brian2's own main-loop clock (last_run_info.txt, std::clock), NEST's nest.Run;
+wall times are kept too. Reported: min and median per peer, peer / engine ratio of the medians
+and its range over the pairs, the 1-minute load average before and after (the machine is
+shared). A dense NumPy step (W @ s every step) is the trivial baseline at 4000 neurons. A
+synaptic event is one spike delivered along one synapse; events per second are set beside the
+single-thread memory bandwidth measured in the same run.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from atomspark.scenarios.runs.cuba import (  # noqa: E402
     cuba_network,
 )
 from atomspark.sim.engine import Engine  # noqa: E402
+from peer_nest import nest_cuba_run  # noqa: E402
 
 SIZES = {  # name: (config, biological seconds)
     "4000 / 2 %": (CubaConfig(), 1.0),
     "40000 / 0.2 %": (CubaConfig(n=40_000, p_conn=0.002), 0.5),
 }
 STORED_BYTES_PER_SYNAPSE = 12  # float64 weight + int32 target index (uniform delay: no delay)
+ROUNDS = 5  # interleaved rounds: every peer runs once per round
 
 
 def _rates(net: CubaNetwork, steps: int, spikes: int, synops: int, seconds: float) -> dict:
@@ -48,77 +52,116 @@ def _rates(net: CubaNetwork, steps: int, spikes: int, synops: int, seconds: floa
         "rate_hz": spikes / net.config.n / (steps * net.config.dt),
         "events_per_s": spikes / seconds,
         "synops_per_s": synops / seconds,
-        "headline_seconds": seconds,
     }
 
 
-def run_engine(net: CubaNetwork, steps: int, repeats: int) -> dict:
-    """Graph built once, run loop compiled once; each timed run starts from reset (same spikes)."""
-    setup_s, graph = harness.time_once(lambda: cuba_graph(net))
-    eng = Engine(graph)
-    compile_s, _ = harness.time_once(lambda: eng.run(1))  # Numba compilation (empty cache)
-    eng.reset()
-    first_s, _ = harness.time_once(lambda: eng.run(steps))
-    out = {}
+class EnginePeer:
+    """The engine on one dtype: graph built and loop compiled once; each timed run starts from
+    reset (the same spikes every time)."""
 
-    def one_run():
-        eng.reset()
-        out["prof"] = eng.run(steps)
+    def __init__(self, net: CubaNetwork, dtype: str) -> None:
+        self.net, self.dtype = net, dtype
+        self.setup_s, graph = harness.time_once(lambda: cuba_graph(net, dtype))
+        self.engine = Engine(graph)
+        self.compile_s, _ = harness.time_once(lambda: self.engine.run(1))  # cold Numba compile
+        self.name = f"atomspark engine (Numba, {dtype}, 1 thread)"
 
-    load = harness.load_average()
-    t = harness.time_call(one_run, repeats=repeats, warmup=0)
-    prof = out["prof"]
-    return {
-        "simulator": "atomspark engine (Numba, float64, 1 thread)",
-        "setup_s": setup_s,
-        "compile_s": compile_s,
-        "first_run_s": first_s,
-        "time": t.to_dict(),
-        "load_average": load,
-        "wall_median_s": t.median,
-        **_rates(net, steps, int(prof.events.sum()), int(prof.synops.sum()), t.cpu_median),
-    }
+    def first_run(self, steps: int) -> float:
+        self.engine.reset()
+        return harness.time_once(lambda: self.engine.run(steps))[0]
+
+    def timed_run(self, steps: int) -> dict:
+        self.engine.reset()
+        c0, w0 = time.process_time(), time.perf_counter()
+        prof = self.engine.run(steps)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        return {"cpu_s": cpu, "wall_s": wall, "spikes": int(prof.events.sum()),
+                "synops": int(prof.synops.sum())}  # fmt: skip
 
 
-def run_brian2_standalone(net: CubaNetwork, steps: int, repeats: int) -> dict:
-    """Brian2 cpp_standalone: generate and build once, then run the binary `repeats` + 1 times
-    (the first run reported separately); median of Brian2's own main-loop timings."""
-    import brian2 as b2
+class Brian2Peer:
+    """Brian2 cpp_standalone: C++ generated and built once; each timed run executes the binary
+    and takes Brian2's own main-loop CPU time (last_run_info.txt; std::clock, one thread)."""
 
-    workdir = tempfile.mkdtemp(prefix="atomspark_brian2_cuba_")
-    b2.set_device("cpp_standalone", build_on_run=False, directory=workdir)
-    b2.prefs.devices.cpp_standalone.openmp_threads = 0  # one thread
-    try:
+    def __init__(self, net: CubaNetwork, steps: int) -> None:
+        import brian2 as b2
+
+        self.b2, self.net = b2, net
+        self.workdir = tempfile.mkdtemp(prefix="atomspark_brian2_cuba_")
+        b2.set_device("cpp_standalone", build_on_run=False, directory=self.workdir)
+        b2.prefs.devices.cpp_standalone.openmp_threads = 0  # one thread
         t0 = time.perf_counter()
-        network, mon = brian2_cuba(net, "numpy")  # the standalone device generates C++
+        network, self.mon = brian2_cuba(net, "numpy")  # the standalone device generates C++
         network.run(steps * net.config.dt * b2.second)
-        b2.device.build(directory=workdir, compile=True, run=False)
-        compile_s = time.perf_counter() - t0
-        first_s, _ = harness.time_once(lambda: b2.device.run(directory=workdir, with_output=False))
-        load = harness.load_average()
-        walls, loops = [], []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            b2.device.run(directory=workdir, with_output=False)
-            walls.append(time.perf_counter() - t0)
-            loops.append(float(b2.device._last_run_time))
-        spikes = int(mon.num_spikes)
-        out_deg = np.bincount(net.pre, minlength=net.config.n)
-        synops = int(out_deg[np.asarray(mon.i)].sum())
-    finally:
-        b2.device.reinit()
-        b2.device.activate()
-        b2.set_device("runtime")
-    med = float(np.median(loops))
+        b2.device.build(directory=self.workdir, compile=True, run=False)
+        self.compile_s = time.perf_counter() - t0
+        self.setup_s = None
+        self.name = f"Brian2 {b2.__version__} cpp_standalone (1 thread)"
+
+    def first_run(self, steps: int) -> float:
+        return harness.time_once(lambda: self.timed_run(steps))[0]
+
+    def timed_run(self, steps: int) -> dict:
+        w0 = time.perf_counter()
+        self.b2.device.run(directory=self.workdir, with_output=False)
+        wall = time.perf_counter() - w0  # the binary: process start and file output included
+        spikes = int(self.mon.num_spikes)
+        out_deg = np.bincount(self.net.pre, minlength=self.net.config.n)
+        synops = int(out_deg[np.asarray(self.mon.i)].sum())
+        return {"cpu_s": float(self.b2.device._last_run_time), "wall_s": wall,
+                "spikes": spikes, "synops": synops}  # fmt: skip
+
+    def close(self) -> None:
+        self.b2.device.reinit()
+        self.b2.device.activate()
+        self.b2.set_device("runtime")
+
+
+class NestPeer:
+    """NEST iaf_psc_exp (peer_nest.py): rebuilt for every run, only nest.Run timed."""
+
+    def __init__(self, net: CubaNetwork) -> None:
+        import nest  # noqa: F401 - absent: the caller reports the peer as missing
+
+        self.net, self.builds = net, []
+        self.compile_s, self.setup_s = None, None
+        self.name = f"NEST {nest.__version__} iaf_psc_exp (1 thread)"
+
+    def first_run(self, steps: int) -> float:
+        r = nest_cuba_run(self.net, steps)
+        self.setup_s = r["build_s"] + r["prepare_s"]
+        return r["wall_s"]
+
+    def timed_run(self, steps: int) -> dict:
+        r = nest_cuba_run(self.net, steps)
+        self.builds.append(r["build_s"] + r["prepare_s"])
+        return r
+
+
+def interleaved(peers: list, steps: int, rounds: int) -> dict[str, list[dict]]:
+    """`rounds` rounds, each running every peer once in turn (so that a change of machine load
+    hits all of them alike); per peer the list of its runs."""
+    runs = {p.name: [] for p in peers}
+    for _ in range(rounds):
+        for p in peers:
+            runs[p.name].append(p.timed_run(steps))
+    return runs
+
+
+def peer_row(net: CubaNetwork, steps: int, peer, first_s: float, runs: list[dict]) -> dict:
+    cpu = [r["cpu_s"] for r in runs]
+    med = float(np.median(cpu))
     return {
-        "simulator": f"Brian2 {b2.__version__} cpp_standalone (1 thread)",
-        "setup_s": None,
-        "compile_s": compile_s,
+        "simulator": peer.name,
+        "setup_s": peer.setup_s,
+        "compile_s": peer.compile_s,
         "first_run_s": first_s,
-        "time": {"median": med, "minimum": min(loops), "maximum": max(loops), "repeats": repeats},
-        "wall_median_s": float(np.median(walls)),  # the binary, process start included
-        "load_average": load,
-        **_rates(net, steps, spikes, synops, med),
+        "cpu_s": cpu,
+        "wall_s": [r["wall_s"] for r in runs],
+        "cpu_min_s": min(cpu),
+        "cpu_median_s": med,
+        "wall_median_s": float(np.median([r["wall_s"] for r in runs])),
+        **_rates(net, steps, runs[-1]["spikes"], runs[-1]["synops"], med),
     }
 
 
@@ -157,84 +200,91 @@ def dense_numpy_run(net: CubaNetwork, steps: int) -> tuple[int, int]:
 
 
 def run_dense(net: CubaNetwork, steps: int) -> dict:
-    res = []
-    load = harness.load_average()
-    t = harness.time_call(lambda: res.append(dense_numpy_run(net, steps)), 1, warmup=0)
+    c0, w0 = time.process_time(), time.perf_counter()
+    spikes, synops = dense_numpy_run(net, steps)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     return {
         "simulator": "dense NumPy step (W @ s every step, 1 thread)",
-        "setup_s": None,
-        "compile_s": None,
-        "first_run_s": None,
-        "time": t.to_dict(),
-        "load_average": load,
-        "wall_median_s": t.median,
-        **_rates(net, steps, *res[-1], t.cpu_median),
+        "setup_s": None, "compile_s": None, "first_run_s": None,
+        "cpu_s": [cpu], "wall_s": [wall], "cpu_min_s": cpu, "cpu_median_s": cpu,
+        "wall_median_s": wall, **_rates(net, steps, spikes, synops, cpu),
+    }  # fmt: skip
+
+
+def make_peers(net: CubaNetwork, steps: int) -> tuple[list, list[str]]:
+    """The engine in float64 and float32, Brian2 cpp_standalone and NEST (each peer that
+    cannot run here is reported as missing with the reason)."""
+    peers = [EnginePeer(net, "float64"), EnginePeer(net, "float32")]
+    missing = []
+    for make in (lambda: Brian2Peer(net, steps), lambda: NestPeer(net)):
+        try:
+            peers.append(make())
+        except Exception as exc:  # noqa: BLE001 - say why the peer is missing, keep the rest
+            missing.append(f"{type(exc).__name__}: {exc}")
+            print(f"peer unavailable: {missing[-1]}")
+    return peers, missing
+
+
+def ratios(eng: dict, peer: dict) -> dict:
+    """Peer CPU time / engine CPU time: of the medians (headline), and the range over the
+    interleaved pairs (run i of both)."""
+    pairs = [p / e for e, p in zip(eng["cpu_s"], peer["cpu_s"])]
+    return {"median": peer["cpu_median_s"] / eng["cpu_median_s"], "pair_min": min(pairs),
+            "pair_max": max(pairs), "pairs": len(pairs)}  # fmt: skip
+
+
+def bench_size(name: str, cfg: CubaConfig, seconds: float, rounds: int) -> dict:
+    steps = cfg.steps(seconds)
+    net = cuba_network(cfg)
+    print(f"CUBA {name}: {cfg.n} neurons, {net.n_synapses} synapses, {steps} steps")
+    peers, missing = make_peers(net, steps)
+    first = {p.name: p.first_run(steps) for p in peers}
+    load_before = harness.load_average()
+    runs = interleaved(peers, steps, rounds)
+    load_after = harness.load_average()
+    for p in peers:
+        if isinstance(p, Brian2Peer):
+            p.close()
+    rows = [peer_row(net, steps, p, first[p.name], runs[p.name]) for p in peers]
+    if cfg.n <= 4000:
+        rows.append(run_dense(net, max(steps // 100, 20)))
+    vs = {
+        eng["simulator"]: {r["simulator"]: ratios(eng, r) for r in rows[2:] if len(r["cpu_s"]) > 1}
+        for eng in rows[:2]
     }
+    print(harness.format_table([
+        {k: r[k] for k in ("simulator", "cpu_min_s", "cpu_median_s", "wall_median_s",
+                           "compile_s", "first_run_s", "rate_hz")} for r in rows
+    ]))  # fmt: skip
+    for eng, peers_vs in vs.items():
+        for peer, q in peers_vs.items():
+            print(f"  {peer} / {eng}: {q['median']:.2f}x (pairs {q['pair_min']:.2f}-"
+                  f"{q['pair_max']:.2f}x)")  # fmt: skip
+    return {"config": cfg.__dict__, "steps": steps, "n_synapses": net.n_synapses,
+            "rounds": rounds, "load_before": load_before, "load_after": load_after,
+            "rows": rows, "ratios": vs, "missing_peers": missing}  # fmt: skip
 
 
 def main() -> None:
     args = harness.parse_args(__doc__.splitlines()[0])
-    info = harness.machine_info()
-    harness.print_machine(info)
-    repeats = 2 if args.quick else 5
+    harness.print_machine(harness.machine_info())
+    rounds = 2 if args.quick else ROUNDS
     bandwidth = harness.memory_bandwidth()
     print(f"memory bandwidth (1 thread): {bandwidth}")
     results = {}
     for name, (cfg, seconds) in SIZES.items():
-        seconds = seconds / 10 if args.quick else seconds
-        steps = cfg.steps(seconds)
-        net = cuba_network(cfg)
-        print(f"CUBA {name}: {cfg.n} neurons, {net.n_synapses} synapses, {steps} steps")
-        rows = [run_engine(net, steps, repeats)]
-        try:
-            rows.append(run_brian2_standalone(net, steps, repeats))
-        except Exception as exc:  # noqa: BLE001 - say why the peer is missing, keep the rest
-            print(f"Brian2 cpp_standalone unavailable: {type(exc).__name__}: {exc}")
-        if cfg.n <= 4000:
-            rows.append(run_dense(net, max(steps // 100, 20)))
-        eng = rows[0]
-        ceiling = bandwidth["copy_GBps"] * 1e9 / STORED_BYTES_PER_SYNAPSE
-        table = [
-            {
-                "simulator": r["simulator"],
-                "cpu_s": r["headline_seconds"],
-                "wall_s": r["wall_median_s"],
-                "compile_s": r["compile_s"] if r["compile_s"] is not None else "-",
-                "first_run_s": r["first_run_s"] if r["first_run_s"] is not None else "-",
-                "rate_Hz": r["rate_hz"],
-                "synops_per_s": r["synops_per_s"],
-                "engine_speedup": eng["synops_per_s"] / r["synops_per_s"],
-                "load": r["load_average"][0],
-            }
-            for r in rows
-        ]
-        print(harness.format_table(table))
-        summary = {
-            "steps": steps,
-            "n_synapses": net.n_synapses,
-            "engine_synops_per_s": eng["synops_per_s"],
-            "engine_events_per_s": eng["events_per_s"],
-            "synops_per_s_at_copy_bandwidth": ceiling,
-            "engine_fraction_of_bandwidth_ceiling": eng["synops_per_s"] / ceiling,
-        }
-        brian = [r for r in rows if "cpp_standalone" in r["simulator"]]
-        if brian:
-            summary["engine_vs_brian2_cpp_standalone"] = (
-                eng["synops_per_s"] / brian[0]["synops_per_s"]
-            )
-            print(
-                f"  engine / Brian2 cpp_standalone: "
-                f"{summary['engine_vs_brian2_cpp_standalone']:.2f}x (target >= 3x)"
-            )
-        results[name] = {"config": cfg.__dict__, "rows": table, "details": rows, "summary": summary}
+        results[name] = bench_size(name, cfg, seconds / 10 if args.quick else seconds, rounds)
     path = harness.write_result(
         args.out,
         "cuba",
         {
             "quick": args.quick,
             "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-            "machine_shared": "2 cores shared with other jobs; load averages per row",
+            "machine_shared": "2 cores shared with other jobs; load averages before and after",
             "memory_bandwidth": bandwidth,
+            "synops_per_s_at_copy_bandwidth": bandwidth["copy_GBps"]
+            * 1e9
+            / STORED_BYTES_PER_SYNAPSE,
             "sizes": results,
         },
     )

@@ -1,20 +1,23 @@
-"""VN settle on a batch: event engine (graph built once) vs scikit-learn Lasso and dense FISTA.
+"""VN settle on a batch: the engine's Gauss-Seidel and Jacobi settles vs scikit-learn and FISTA.
 
 Problem: one dictionary S (d x K, d = K/4, unit columns), a batch of B signals x_b = S g_b +
 noise with 2 % of the atoms active in each g_b, one lam for the batch (LAM_FRACTION times the
 median of max|S^T x_b|), energy 1/2 ||x - S g||^2 + lam ||g||_1. The reference g*_b is
 scikit-learn's coordinate descent at tol 1e-12, polished by an exact solve on its support and
 checked against the optimality conditions. Every solver runs to the same tolerance,
-max|g_b - g*_b| <= TOL_REL max|g*_b| for every sample, then is timed for exactly that work:
-- engine: event-driven ISTA, graph (Gram, eta) and compiled loop built once, each sample a
-  reset of the drive S^T x_b and the number of steps that sample needs (found beforehand);
+max|g_b - g*_b| <= TOL_REL max|g*_b| for every sample, with the settings found beforehand:
+- Gauss-Seidel settle (sim/vn_gauss_seidel.py) on the compiled graph's Gram, float64 and
+  float32, at the loosest max-change stopping rule that reaches the tolerance;
+- the engine's event-driven Jacobi ISTA (the chip model): graph and compiled loop built once,
+  each sample a reset of the drive S^T x_b and the number of steps that sample needs;
 - scikit-learn Lasso: coordinate descent over the same samples (one multi-target fit, cold
-  start, not warm-started), at the loosest tol that reaches the tolerance on every sample, with
-  and without a precomputed Gram (the faster is the peer);
+  start), at the loosest tol that reaches the tolerance, with and without a precomputed Gram;
 - dense FISTA on the whole batch in lock-step (G @ Y, or S^T (S Y)) in NumPy and in torch on
   the CPU, for the iterations the slowest sample needs.
-Everything runs on one thread. Setup (Gram, graph, compilation) is reported separately. The
-machine is shared: the headline compares process CPU time (wall time is given too).
+Timing: `--rounds` interleaved rounds, each running every method once in turn; process CPU
+time, min and median per method, ratios to the Gauss-Seidel settle with their range over the
+rounds, load average before and after. One thread everywhere. Set-up (the Gram S^T S, graph
+building, compilation) is reported apart; the Gram is computed once per dictionary.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse.linalg as spla  # noqa: E402
 from atomspark.networks.vn_compile import compile_vn, layer_name  # noqa: E402
 from atomspark.sim.engine import Engine  # noqa: E402
+from atomspark.sim.vn_gauss_seidel import GaussSeidelSettle  # noqa: E402
 
 TOL_REL = 1e-4
 ACTIVE_FRACTION = 0.02
@@ -99,50 +103,29 @@ def fista_batch(matvec, Bm, lam, eta, iters, soft, zeros_like, g_ref=None, tol=N
     return g, iters
 
 
-def time_result(repeats: int, fn, *args):
-    """(timing, result of the last call) of fn(*args)."""
-    box = []
-    t = harness.time_call(lambda: box.append(fn(*args)), repeats=repeats, warmup=0)
-    return t, box[-1]
-
-
 def np_soft(v, t):
     return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
-def main() -> None:
-    def options(ap):
-        ap.add_argument("--batch", type=int, default=256, help="samples in the batch (256)")
-        ap.add_argument("--atoms", type=int, default=4096, help="atoms K (4096; d = K/4)")
+class Method:
+    """One solver of the batch: `solve()` returns (codes (K, B), iterations, counters) for the
+    settings found beforehand; timed by the interleaved rounds."""
 
-    args = harness.parse_args(__doc__.splitlines()[0], options)
-    info = harness.machine_info()
-    harness.print_machine(info)
-    K, B = (1024, 16) if args.quick else (args.atoms, args.batch)
-    repeats = 1 if args.quick else 3
-    p = make_batch(K, B)
-    S, X, lam, eta = p["S"], p["X"], p["lam"], p["eta"]
-    gram_s, G = harness.time_once(lambda: S.T @ S)
-    Bm = S.T @ X
-    t_ref, G_star = harness.time_once(lambda: reference(S, X, lam, G))
-    tol = TOL_REL * np.abs(G_star).max(axis=0)
-    nnz = np.count_nonzero(G_star, axis=0)
-    print(f"K={K}, d={p['d']}, batch {B}, nonzero per g*: {nnz.min()}-{nnz.max()}, "
-          f"reference {t_ref:.1f} s")  # fmt: skip
-    rows = []
+    def __init__(self, name: str, solve, setup_s: float | None = None, extra: dict | None = None):
+        self.name, self.solve, self.setup_s, self.extra = name, solve, setup_s, extra or {}
+        self.cpu, self.wall, self.last = [], [], None
 
-    def row(method, timing, iters, G_out, extra=None):
-        ok = within(G_out, G_star, tol)
-        seconds = timing.cpu_median
-        rows.append({
-            "method": method, "batch_s": seconds, "wall_s": timing.median,
-            "per_sample_ms": 1e3 * seconds / B,
-            "iters": iters, "samples_within_tol": int(ok.sum()),
-            "max_rel_err": float((np.abs(G_out - G_star).max(axis=0) / np.abs(G_star).max(axis=0)).max()),
-            "load": harness.load_average()[0], **(extra or {}),
-        })  # fmt: skip
+    def timed(self) -> None:
+        c0, w0 = time.process_time(), time.perf_counter()
+        self.last = self.solve()
+        self.cpu.append(time.process_time() - c0)
+        self.wall.append(time.perf_counter() - w0)
 
-    # --- event engine: graph and compiled loop once, per-sample drive and step count
+
+def engine_jacobi(S, X, Bm, lam, eta, G_star, tol) -> Method:
+    """The engine's event-driven (Jacobi) ISTA: graph and loop once, per-sample drive and the
+    number of steps that sample needs (found beforehand, to within STEP_CHUNK)."""
+    K, B = S.shape[1], X.shape[1]
     build_s, graph = harness.time_once(
         lambda: compile_vn([S], [np.zeros((1, K))], lam, X[:, 0], eta=eta)
     )
@@ -152,43 +135,64 @@ def main() -> None:
     steps = np.zeros(B, np.int64)
     for b in range(B):
         eng.reset({pop: {"drive": Bm[:, b]}})
-        while True:
+        while np.abs(eng.state[pop]["g"] - G_star[:, b]).max() > tol[b]:
             eng.run(STEP_CHUNK)
             steps[b] += STEP_CHUNK
-            if np.abs(eng.state[pop]["g"] - G_star[:, b]).max() <= tol[b]:
-                break
             if steps[b] > 50000:
                 raise RuntimeError(f"engine: sample {b} not within tolerance after 50000 steps")
-    out = {}
 
-    def run_engine():
-        codes = np.zeros((K, B))
-        ev = syn = 0
+    def solve():
+        codes, ev, syn = np.zeros((K, B)), 0, 0
         for b in range(B):
             eng.reset({pop: {"drive": Bm[:, b]}})
             prof = eng.run(int(steps[b]))
             codes[:, b] = eng.state[pop]["g"]
-            ev += int(prof.events.sum())
-            syn += int(prof.synops.sum())
-        out.update(codes=codes, events=ev, synops=syn)
+            ev, syn = ev + int(prof.events.sum()), syn + int(prof.synops.sum())
+        return codes, int(steps.sum()), {"events": ev, "synops": syn}
 
-    t = harness.time_call(run_engine, repeats=repeats, warmup=0)
-    row("atomspark engine (event-driven ISTA)", t, int(steps.sum()), out["codes"], {
-        "events_per_s": out["events"] / t.cpu_median, "synops_per_s": out["synops"] / t.cpu_median,
-        "setup_gram_graph_s": build_s, "compile_s": compile_s,
-        "steps_per_sample_median": float(np.median(steps)),
-    })  # fmt: skip
+    return Method("atomspark engine, Jacobi event-driven ISTA (chip model)", solve, build_s,
+                  {"compile_s": compile_s,
+                   "steps_per_sample_median": float(np.median(steps))})  # fmt: skip
 
-    # --- scikit-learn Lasso (coordinate descent), loosest tol that reaches the tolerance
-    for pre in (False, True):
-        for sk_tol in (1e-4, 1e-5, 1e-6, 1e-8, 1e-10, 1e-12):
-            if within(lasso(S, X, lam, sk_tol, pre), G_star, tol).all():
-                break
-        t, g = time_result(repeats, lasso, S, X, lam, sk_tol, pre)
-        name = "precomputed Gram" if pre else "no Gram"
-        row(f"scikit-learn Lasso CD ({name}, tol={sk_tol:g}, cold start)", t, None, g)
 
-    # --- dense FISTA, lock-step on the batch, NumPy and torch CPU
+def engine_gauss_seidel(S, X, Bm, lam, G_star, tol, dtype: str) -> Method:
+    """The Gauss-Seidel settle on the same compiled graph (sim/vn_gauss_seidel.py), at the
+    loosest stopping tolerance that reaches the tolerance on every sample."""
+    K, B = S.shape[1], X.shape[1]
+    build_s, gs = harness.time_once(
+        lambda: GaussSeidelSettle(compile_vn([S], [np.zeros((1, K))], lam, X[:, 0], dtype=dtype))
+    )
+    compile_s, _ = harness.time_once(lambda: gs.run(max_sweeps=1))
+    pop = layer_name(0)
+
+    def solve_at(gs_tol):
+        codes, ev, syn, sweeps = np.zeros((K, B)), 0, 0, 0
+        for b in range(B):
+            r = gs.run({pop: {"drive": Bm[:, b]}}, tol=gs_tol)
+            codes[:, b] = r.codes[pop]
+            ev, syn, sweeps = ev + r.events, syn + r.synops, sweeps + r.sweeps
+        return codes, sweeps, {"events": ev, "synops": syn}
+
+    for gs_tol in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7):
+        if within(solve_at(gs_tol)[0], G_star, tol).all():
+            break
+    name = f"atomspark Gauss-Seidel settle ({dtype} Gram, stop at max change {gs_tol:g})"
+    return Method(name, lambda: solve_at(gs_tol), build_s, {"compile_s": compile_s})
+
+
+def sklearn_lasso(S, X, lam, G_star, tol, precompute: bool) -> Method:
+    """scikit-learn's coordinate descent at the loosest tol that reaches the tolerance."""
+    for sk_tol in (1e-4, 1e-5, 1e-6, 1e-8, 1e-10, 1e-12):
+        if within(lasso(S, X, lam, sk_tol, precompute), G_star, tol).all():
+            break
+    name = "precomputed Gram" if precompute else "no Gram"
+    return Method(f"scikit-learn Lasso CD ({name}, tol={sk_tol:g}, cold start)",
+                  lambda: (lasso(S, X, lam, sk_tol, precompute), None, {}))  # fmt: skip
+
+
+def fista_methods(S, G, Bm, lam, eta, G_star, tol) -> list[Method]:
+    """Dense FISTA on the whole batch in lock-step, NumPy and torch on the CPU, for the
+    iterations the slowest sample needs."""
     variants = {
         "NumPy G @ Y": (lambda y: G @ y, Bm, np_soft, np.zeros_like, lambda g: g),
         "NumPy S^T (S Y)": (lambda y: S.T @ (S @ y), Bm, np_soft, np.zeros_like, lambda g: g),
@@ -202,51 +206,90 @@ def main() -> None:
         def t_soft(v, th):
             return torch.sign(v) * torch.clamp(v.abs() - th, min=0.0)
 
-        variants["torch CPU G @ Y"] = (
-            lambda y: Gt @ y,
-            Bt,
-            t_soft,
-            torch.zeros_like,
-            torch.Tensor.numpy,
-        )
-        variants["torch CPU S^T (S Y)"] = (lambda y: St.T @ (St @ y), Bt, t_soft, torch.zeros_like,
-                                           torch.Tensor.numpy)  # fmt: skip
+        to_np = torch.Tensor.numpy
+        variants["torch CPU G @ Y"] = (lambda y: Gt @ y, Bt, t_soft, torch.zeros_like, to_np)
+        variants["torch CPU S^T (S Y)"] = (lambda y: St.T @ (St @ y), Bt, t_soft,
+                                           torch.zeros_like, to_np)  # fmt: skip
     except ImportError:
         print("torch unavailable: no torch FISTA rows")
+    out = []
     for name, (mv, b0, soft, zl, to_np) in variants.items():
         _, iters = fista_batch(mv, b0, lam, eta, 20000, soft, zl, G_star, tol)
-        t, (g, _) = time_result(repeats, fista_batch, mv, b0, lam, eta, iters, soft, zl)
-        row(f"dense FISTA {name} (batch lock-step)", t, iters, np.asarray(to_np(g)))
 
-    base = rows[0]["batch_s"]
-    for r in rows:
-        r["engine_speedup"] = r["batch_s"] / base
-    print(harness.format_table(rows, ["method", "batch_s", "wall_s", "per_sample_ms", "iters",
-                                      "samples_within_tol", "engine_speedup", "load"]))  # fmt: skip
-    best_sk = min((r for r in rows if "scikit" in r["method"]), key=lambda r: r["batch_s"])
-    best_np = min((r for r in rows if "FISTA NumPy" in r["method"]), key=lambda r: r["batch_s"])
-    torch_rows = [r for r in rows if "FISTA torch" in r["method"]]
-    summary = {
-        "engine_vs_sklearn": best_sk["engine_speedup"],
-        "sklearn_peer": best_sk["method"],
-        "engine_vs_fista_numpy": best_np["engine_speedup"],
-        "fista_numpy_peer": best_np["method"],
-    }
-    if torch_rows:
-        best_t = min(torch_rows, key=lambda r: r["batch_s"])
-        summary.update(
-            engine_vs_fista_torch=best_t["engine_speedup"], fista_torch_peer=best_t["method"]
-        )
+        def solve(mv=mv, b0=b0, soft=soft, zl=zl, to_np=to_np, iters=iters):
+            g, _ = fista_batch(mv, b0, lam, eta, iters, soft, zl)
+            return np.asarray(to_np(g)), iters, {}
+
+        out.append(Method(f"dense FISTA {name} (batch lock-step)", solve))
+    return out
+
+
+def method_row(m: Method, G_star, tol, B: int) -> dict:
+    codes, iters, counts = m.last
+    ok = within(codes, G_star, tol)
+    med = float(np.median(m.cpu))
+    err = np.abs(codes - G_star).max(axis=0) / np.abs(G_star).max(axis=0)
+    row = {"method": m.name, "batch_s": med, "batch_min_s": min(m.cpu), "cpu_s": m.cpu,
+           "wall_s": float(np.median(m.wall)), "per_sample_ms": 1e3 * med / B, "iters": iters,
+           "samples_within_tol": int(ok.sum()), "max_rel_err": float(err.max()),
+           "setup_s": m.setup_s, **m.extra}  # fmt: skip
+    if counts:
+        row.update(counts, events_per_s=counts["events"] / med,
+                   synops_per_s=counts["synops"] / med)  # fmt: skip
+    return row
+
+
+def main() -> None:
+    def options(ap):
+        ap.add_argument("--batch", type=int, default=64, help="samples in the batch (64)")
+        ap.add_argument("--atoms", type=int, default=4096, help="atoms K (4096; d = K/4)")
+        ap.add_argument("--rounds", type=int, default=5, help="interleaved timed rounds (5)")
+
+    args = harness.parse_args(__doc__.splitlines()[0], options)
+    harness.print_machine(harness.machine_info())
+    K, B = (1024, 16) if args.quick else (args.atoms, args.batch)
+    rounds = 2 if args.quick else args.rounds
+    p = make_batch(K, B)
+    S, X, lam, eta = p["S"], p["X"], p["lam"], p["eta"]
+    gram_s, G = harness.time_once(lambda: S.T @ S)
+    Bm = S.T @ X
+    t_ref, G_star = harness.time_once(lambda: reference(S, X, lam, G))
+    tol = TOL_REL * np.abs(G_star).max(axis=0)
+    nnz = np.count_nonzero(G_star, axis=0)
+    print(f"K={K}, d={p['d']}, batch {B}, nonzero per g*: {nnz.min()}-{nnz.max()}, "
+          f"reference {t_ref:.1f} s")  # fmt: skip
+    methods = [
+        engine_gauss_seidel(S, X, Bm, lam, G_star, tol, "float64"),
+        engine_gauss_seidel(S, X, Bm, lam, G_star, tol, "float32"),
+        engine_jacobi(S, X, Bm, lam, eta, G_star, tol),
+        sklearn_lasso(S, X, lam, G_star, tol, False),
+        sklearn_lasso(S, X, lam, G_star, tol, True),
+        *fista_methods(S, G, Bm, lam, eta, G_star, tol),
+    ]
+    load_before = harness.load_average()
+    for _ in range(rounds):  # interleaved: every method once per round
+        for m in methods:
+            m.timed()
+    load_after = harness.load_average()
+    rows = [method_row(m, G_star, tol, B) for m in methods]
+    base = rows[0]
+    for r, m in zip(rows, methods):
+        r["vs_gauss_seidel"] = r["batch_s"] / base["batch_s"]
+        pairs = [c / g for g, c in zip(methods[0].cpu, m.cpu)]
+        r["vs_gauss_seidel_pairs"] = [min(pairs), max(pairs)]
+    print(harness.format_table(rows, ["method", "batch_min_s", "batch_s", "wall_s",
+                                      "per_sample_ms", "iters", "samples_within_tol",
+                                      "vs_gauss_seidel"]))  # fmt: skip
     bandwidth = harness.memory_bandwidth()
-    summary["memory_bandwidth"] = bandwidth
-    summary["synops_per_s_at_copy_bandwidth"] = bandwidth["copy_GBps"] * 1e9 / 8  # float64 Gram
-    print(summary)
     path = harness.write_result(args.out, "vn_batch", {
         "quick": args.quick, "K": K, "d": p["d"], "batch": B, "tol_rel": TOL_REL, "lam": lam,
-        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-        "machine_shared": "2 cores shared with other jobs; 1-minute load average per row",
+        "rounds": rounds, "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "machine_shared": "2 cores shared with other jobs; load averages before and after",
+        "load_before": load_before, "load_after": load_after,
         "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS")},
-        "setup_gram_s": gram_s, "rows": rows, "summary": summary,
+        "setup_gram_s": gram_s, "reference_s": t_ref, "memory_bandwidth": bandwidth,
+        "synops_per_s_at_copy_bandwidth": bandwidth["copy_GBps"] * 1e9 / 8,  # float64 Gram
+        "rows": rows,
     })  # fmt: skip
     print(f"wrote {path}")
 

@@ -110,3 +110,14 @@ def test_lean_must_be_a_bool():
     graph = _mixed_graph(np.random.default_rng(0), 8, "float64")
     with pytest.raises(AtomsparkError, match="lean"):
         Engine(graph, lean="yes")
+
+
+def test_float32_cuba_stays_within_tolerance_of_float64():
+    # Rounding differs from the first step, and a recurrent network amplifies it; the stated
+    # tolerance: the same spike counts per step for the first 2000 steps (0.2 s), and the
+    # total spike count within 2 % over 0.5 s.
+    net = cuba_network(CubaConfig(n=1000, p_conn=0.08, seed=3))
+    p64 = Engine(cuba_graph(net, "float64")).run(5000)
+    p32 = Engine(cuba_graph(net, "float32")).run(5000)
+    assert np.array_equal(p64.events[:2000], p32.events[:2000])
+    assert abs(p32.events.sum() / p64.events.sum() - 1) <= 0.02
