@@ -24,8 +24,8 @@ from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, req
 from atomspark.sim.graph import Graph, Population
 from atomspark.sim.memory import require_memory, run_record_bytes
 from atomspark.sim.profile import Profile
-from atomspark.sim.run_loop import compiled_loop, loop_source
-from atomspark.sim.unit_model import model_of
+from atomspark.sim.run_loop import Counters, EventLog, Fan, ShiftStage, compiled_loop, loop_source
+from atomspark.sim.unit_model import Buffers, model_of
 from atomspark.sim.units.lif import FLOAT_DTYPES
 
 DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
@@ -48,10 +48,10 @@ class PopulationBuffers:
     emit_val: np.ndarray  # (size,) payload of each emitted event
     n_emit: int = 0  # events of the last step run (emit_idx[:n_emit], emit_val[:n_emit])
 
-    def kernel_tuple(self) -> tuple:
-        """The buffers in the order every update kernel takes them (unit_model.py)."""
-        return (self.ring, self.tflag, self.tidx, self.tcount, self.pend, self.pcount,
-                self.work, self.emit_idx, self.emit_val)  # fmt: skip
+    def for_kernels(self) -> Buffers:
+        """The buffers as every update kernel receives them (unit_model.Buffers)."""
+        return Buffers(self.ring, self.tflag, self.tidx, self.tcount, self.pend, self.pcount,
+                       self.work, self.emit_idx, self.emit_val)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -296,37 +296,39 @@ class Engine:
             for name, var in pairs
         }
         loop = self._loop(sorted(ext), len(pairs), record_events)
-        bufs = tuple(b.kernel_tuple() for b in self.buffers)
+        bufs = tuple(b.for_kernels() for b in self.buffers)
         fans = tuple(
-            (bufs[o.target], o.indptr, o.indices, self._fan_weights(o), o.delay,
-             o.uniform_delay or 0, o.full_rows, o.channel)
-            + _shift_stage(o, g.populations[o.target].size)
+            Fan(bufs[o.target], o.indptr, o.indices, self._fan_weights(o), o.delay,
+                o.uniform_delay or 0, o.full_rows, o.channel,
+                _shift_stage(o, g.populations[o.target].size))
             for o in self._outgoing
         )  # fmt: skip
-        dummy = np.zeros((0, 0))
-        X = tuple(ext.get(p, dummy) for p in range(len(g.populations)))
-        P = (prof.updates, prof.active, prof.wraps, prof.clips, prof.events, prof.payload_bits,
-             prof.synops)  # fmt: skip
+        no_input = np.zeros((0, 0))
+        X = tuple(ext.get(p, no_input) for p in range(len(g.populations)))
+        counters = Counters(prof.updates, prof.active, prof.wraps, prof.clips, prof.events,
+                            prof.payload_bits, prof.synops)  # fmt: skip
         PB = np.array([p.params.payload_bits for p in g.populations], np.int64)
         TR = tuple((self.traces[pair], self.state[pair[0]][pair[1]]) for pair in pairs)
         logs = tuple(
-            (np.zeros(_LOG_START, np.int64), np.zeros(_LOG_START, np.int64), np.zeros(1, np.int64))
+            EventLog(np.zeros(_LOG_START, np.int64), np.zeros(_LOG_START, np.int64),
+                     np.zeros(1, np.int64))
             for _ in g.populations
         ) if record_events else ()  # fmt: skip
         done = 0
         while True:
             done = loop(done, steps, self.t, g.ring_length, bufs, tuple(self._args), fans, X,
-                        tuple(self._unit_events), P, PB, TR, logs)  # fmt: skip
+                        tuple(self._unit_events), counters, PB, TR, logs)  # fmt: skip
             if done == steps:
                 break
-            logs = tuple((_grown(a), _grown(b), n) for a, b, n in logs)
+            logs = tuple(EventLog(_grown(a.steps), _grown(a.units), a.count) for a in logs)
         self.t += steps
         if steps:
             for buf, n_emit in zip(self.buffers, prof.events[-1]):
                 buf.n_emit = int(n_emit)
         prof.unit_events = [u.copy() for u in self._unit_events]
         self.event_log = {
-            p.name: (logs[i][0][: logs[i][2][0]].copy(), logs[i][1][: logs[i][2][0]].copy())
+            p.name: (logs[i].steps[: logs[i].count[0]].copy(),
+                     logs[i].units[: logs[i].count[0]].copy())
             if record_events else (np.zeros(0, np.int64), np.zeros(0, np.int64))
             for i, p in enumerate(g.populations)
         } if record_events else {}  # fmt: skip
@@ -355,15 +357,14 @@ def _uniform_value(data: np.ndarray):
     return None
 
 
-def _shift_stage(out: Outgoing, n: int) -> tuple:
+def _shift_stage(out: Outgoing, n: int) -> ShiftStage:
     """For weight_exp < 0, as Lava's Dense/Sparse do it: a private per-target accumulator of the
     step's events (stage, flags, touched list, count) and the shift; its floor-shifted sums go
-    into the delivery slot. Only the shifted sum is exact, so it cannot share the slot."""
-    if not out.right_shift:
-        return ()
-    stage = (np.zeros(n, np.int64), np.zeros(n, np.uint8), np.zeros(n, np.int64),
-             np.zeros(1, np.int64), out.right_shift)  # fmt: skip
-    return (stage,)
+    into the delivery slot. Only the shifted sum is exact, so it cannot share the slot. Other
+    projections get an empty stage (the loop never reads it)."""
+    m = n if out.right_shift else 0
+    return ShiftStage(np.zeros(m, np.int64), np.zeros(m, np.uint8), np.zeros(m, np.int64),
+                      np.zeros(1, np.int64), out.right_shift)  # fmt: skip
 
 
 def _grown(arr: np.ndarray) -> np.ndarray:

@@ -24,7 +24,10 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
+import numpy as np
+from atomspark.sim.unit_model import Buffers
 from numba import njit
 
 # kernels/fanout.py uniform path / per-synapse delays / vector payloads / uniform with weight_exp < 0
@@ -32,6 +35,142 @@ from numba import njit
 FAN_KINDS = ("uniform", "delayed", "vector", "shifted", "plain")
 
 _COMPILED: dict[str, object] = {}
+
+
+class ShiftStage(NamedTuple):
+    """A projection's private accumulator of one step's events, for weight_exp < 0 (fixed
+    point): its sums are floor-shifted right by `shift` before they join the delivery slot."""
+
+    acc: np.ndarray
+    flags: np.ndarray
+    touched: np.ndarray
+    count: np.ndarray
+    shift: int
+
+
+class Fan(NamedTuple):
+    """One projection as the loop's fan-out call sees it."""
+
+    target: Buffers  # the target population's buffers
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: object  # per-synapse array, or one scalar (uniform weights into a lean target)
+    delay: np.ndarray  # per synapse (kind "delayed")
+    uniform_delay: int  # the one delay (kinds "uniform", "plain", "shifted")
+    full_rows: bool
+    channel: int
+    stage: ShiftStage  # used by kind "shifted" only (empty otherwise)
+
+
+class Counters(NamedTuple):
+    """Per-step, per-population counters of the run (Profile's arrays, (steps, populations))."""
+
+    updates: np.ndarray
+    active: np.ndarray
+    wraps: np.ndarray
+    clips: np.ndarray
+    events: np.ndarray
+    payload_bits: np.ndarray
+    synops: np.ndarray
+
+
+class EventLog(NamedTuple):
+    """One population's raster: (step, unit) of its first `count[0]` events."""
+
+    steps: np.ndarray
+    units: np.ndarray
+    count: np.ndarray
+
+
+# The loop's arguments, by name (the engine builds them; every per-population entry is a tuple
+# indexed by population, every per-projection entry a tuple indexed by projection):
+#   first_step, steps, t0, R       resume at first_step; absolute time t0; ring length R
+#   buffers[p]                     Buffers of population p
+#   args[p]                        the own-arguments tuple of p's update kernel
+#   fans[j]                        Fan of projection j
+#   inputs[p]                      (steps, size) external input of p (empty if none)
+#   unit_events[p]                 per-unit event counts of p
+#   counters                       Counters
+#   payload_bits[p]                bits per event of p
+#   traces[i]                      (trace array, state array) of recorded pair i
+#   logs[p]                        EventLog of p (when events are logged)
+HEADER = """\
+def run_loop(first_step, steps, t0, R, buffers, args, fans, inputs, unit_events, counters,
+             payload_bits, traces, logs):
+    for step in range(first_step, steps):
+        t = t0 + step
+        slot = t % R
+"""
+
+# A log must hold one more step's events (at most the population's size): else return the step
+# reached, the engine grows the logs and calls again from there.
+LOG_ROOM = """\
+        if logs[{p}].count[0] + buffers[{p}].emit_idx.size > logs[{p}].steps.size:
+            return step
+"""
+
+# External input of population p into channel 0 of this step's slot.
+INPUT = {
+    "listed": "        k.add_input(slot, inputs[{p}][step], buffers[{p}].ring[0], buffers[{p}].tflag, "
+    "buffers[{p}].tidx, buffers[{p}].tcount)\n",
+    "plain": "        kll.add_input_plain(slot, inputs[{p}][step], buffers[{p}].ring[0])\n",
+}
+
+# (1) Update population p with its model's kernel; keep its event count in n_events_{p}.
+UPDATE = """\
+        n_updates, n_events_{p}, n_active, n_wraps, n_clips = {kernel}(slot, buffers[{p}], args[{p}])
+        counters.updates[step, {p}] = n_updates
+        counters.active[step, {p}] = n_active
+        if n_wraps or n_clips:
+            counters.wraps[step, {p}] = n_wraps
+            counters.clips[step, {p}] = n_clips
+"""
+
+# (2) Population p's events: count them per unit, log them, then fan them out.
+EVENTS = """\
+        if n_events_{p} > 0:
+            emitted = buffers[{p}].emit_idx
+            k.count_events(emitted, n_events_{p}, unit_events[{p}])
+"""
+LOG = """\
+            m = logs[{p}].count[0]
+            logs[{p}].steps[m : m + n_events_{p}] = step
+            logs[{p}].units[m : m + n_events_{p}] = emitted[:n_events_{p}]
+            logs[{p}].count[0] = m + n_events_{p}
+"""
+EVENT_COUNTS = """\
+            counters.events[step, {p}] = n_events_{p}
+            counters.payload_bits[step, {p}] = n_events_{p} * payload_bits[{p}]
+            synops = 0
+"""
+
+# Fan-out of projection j (source p) by kind; `events` is the source's emit buffers and count.
+_EVENTS = "emitted, buffers[{p}].emit_val, n_events_{p}, fans[{j}].indptr, fans[{j}].indices, fans[{j}].weights"
+_SLOT = "            s = (t + fans[{j}].uniform_delay) % R\n"
+_TARGET = "fans[{j}].target"
+FAN = {
+    "uniform": _SLOT
+    + f"            synops += kf.fan_out_uniform({_EVENTS}, fans[{{j}}].full_rows, "
+    f"{_TARGET}.ring[fans[{{j}}].channel, s], {_TARGET}.tflag[s], {_TARGET}.tidx[s], "
+    f"{_TARGET}.tcount, s)\n",
+    "plain": _SLOT
+    + f"            synops += kll.fan_out_plain({_EVENTS}, {_TARGET}.ring[fans[{{j}}].channel, s])\n",
+    "shifted": _SLOT + f"            stage = fans[{{j}}].stage\n"
+    f"            synops += kf.fan_out_uniform({_EVENTS}, fans[{{j}}].full_rows, stage.acc, "
+    f"stage.flags, stage.touched, stage.count, 0)\n"
+    f"            kf.flush_shifted(stage.acc, stage.flags, stage.touched, stage.count, stage.shift, "
+    f"{_TARGET}.ring[fans[{{j}}].channel, s], {_TARGET}.tflag[s], {_TARGET}.tidx[s], "
+    f"{_TARGET}.tcount, s)\n",
+    "delayed": f"            synops += kf.fan_out({_EVENTS}, fans[{{j}}].delay, t, "
+    f"{_TARGET}.ring[fans[{{j}}].channel], {_TARGET}.tflag, {_TARGET}.tidx, {_TARGET}.tcount)\n",
+    "vector": f"            synops += kr.fan_out_vector({_EVENTS}, fans[{{j}}].delay, t, "
+    f"{_TARGET}.ring[fans[{{j}}].channel], {_TARGET}.tflag, {_TARGET}.tidx, {_TARGET}.tcount)\n",
+}
+SYNOPS = "            counters.synops[step, {p}] = synops\n"
+
+# (3) Recorded state after the step.
+TRACE = "        traces[{i}][0][step] = traces[{i}][1]\n"
+FOOTER = "    return steps\n"
 
 
 def loop_source(
@@ -49,86 +188,23 @@ def loop_source(
     n_traces: number of recorded (trace, state) pairs; log_events: keep every event's step and
     unit (the loop returns early, at the step it reached, when a log is too full for one more
     step's events; the caller grows the logs and calls again)."""
-    L = [
-        "def run_loop(s0, steps, t0, R, B, A, F, X, U, P, PB, TR, LOG):",
-        "    upd, act, wr, cl, ev, pb, sy = P",
-        "    for step in range(s0, steps):",
-        "        t = t0 + step",
-        "        slot = t % R",
-    ]
+    src = [HEADER]
     if log_events:
-        for p in range(len(models)):
-            L.append(f"        if LOG[{p}][2][0] + B[{p}][7].size > LOG[{p}][0].size:")
-            L.append("            return step")
-    for p, update in enumerate(models):
-        b = f"B[{p}]"
-        if inputs[p] == "listed":
-            L.append(f"        k.add_input(slot, X[{p}][step], {b}[0][0], {b}[1], {b}[2], {b}[3])")
-        elif inputs[p] == "plain":
-            L.append(f"        kll.add_input_plain(slot, X[{p}][step], {b}[0][0])")
-        L += [
-            f"        n, e{p}, a, w, c = {update}(slot, {b}, A[{p}])",
-            f"        upd[step, {p}] = n",
-            f"        act[step, {p}] = a",
-            "        if w or c:",
-            f"            wr[step, {p}] = w",
-            f"            cl[step, {p}] = c",
-        ]
-    for p in range(len(models)):
-        b = f"B[{p}]"
-        L += [
-            f"        if e{p} > 0:",
-            f"            k.count_events({b}[7], e{p}, U[{p}])",
-        ]
+        src += [LOG_ROOM.format(p=p) for p in range(len(models))]
+    for p, kernel in enumerate(models):  # (1) every population's update, in order
+        if inputs[p] is not None:
+            src.append(INPUT[inputs[p]].format(p=p))
+        src.append(UPDATE.format(p=p, kernel=kernel))
+    for p in range(len(models)):  # (2) every population's events, fanned out in graph order
+        src.append(EVENTS.format(p=p))
         if log_events:
-            L += [
-                f"            m = LOG[{p}][2][0]",
-                f"            LOG[{p}][0][m : m + e{p}] = step",
-                f"            LOG[{p}][1][m : m + e{p}] = {b}[7][:e{p}]",
-                f"            LOG[{p}][2][0] = m + e{p}",
-            ]
-        L += [
-            f"            ev[step, {p}] = e{p}",
-            f"            pb[step, {p}] = e{p} * PB[{p}]",
-            "            syn = 0",
-        ]
-        for j, (src, kind) in enumerate(fans):
-            if src != p:
-                continue
-            f = f"F[{j}]"  # (target buffers, indptr, indices, data, delay, uniform delay, full, ch)
-            tb = f"{f}[0]"
-            head = f"{b}[7], {b}[8], e{p}, {f}[1], {f}[2], {f}[3]"
-            if kind == "uniform":
-                L += [
-                    f"            s = (t + {f}[5]) % R",
-                    f"            syn += kf.fan_out_uniform({head}, {f}[6], {tb}[0][{f}[7], s], "
-                    f"{tb}[1][s], {tb}[2][s], {tb}[3], s)",
-                ]
-            elif kind == "plain":
-                L += [
-                    f"            s = (t + {f}[5]) % R",
-                    f"            syn += kll.fan_out_plain({head}, {tb}[0][{f}[7], s])",
-                ]
-            elif kind == "shifted":  # F[j][8]: (stage, flags, touched, count, shift)
-                st = f"{f}[8]"
-                L += [
-                    f"            s = (t + {f}[5]) % R",
-                    f"            syn += kf.fan_out_uniform({head}, {f}[6], {st}[0], {st}[1], "
-                    f"{st}[2], {st}[3], 0)",
-                    f"            kf.flush_shifted({st}[0], {st}[1], {st}[2], {st}[3], {st}[4], "
-                    f"{tb}[0][{f}[7], s], {tb}[1][s], {tb}[2][s], {tb}[3], s)",
-                ]
-            else:
-                kernel = "kr.fan_out_vector" if kind == "vector" else "kf.fan_out"
-                L.append(
-                    f"            syn += {kernel}({head}, {f}[4], t, {tb}[0][{f}[7]], {tb}[1], "
-                    f"{tb}[2], {tb}[3])"
-                )
-        L.append(f"            sy[step, {p}] = syn")
-    for i in range(n_traces):
-        L.append(f"        TR[{i}][0][step] = TR[{i}][1]")
-    L.append("    return steps")
-    return "\n".join(L) + "\n"
+            src.append(LOG.format(p=p))
+        src.append(EVENT_COUNTS.format(p=p))
+        src += [FAN[kind].format(p=p, j=j) for j, (source, kind) in enumerate(fans) if source == p]
+        src.append(SYNOPS.format(p=p))
+    src += [TRACE.format(i=i) for i in range(n_traces)]  # (3) recorded state
+    src.append(FOOTER)
+    return "".join(src)
 
 
 def kernel_sources_digest() -> str:

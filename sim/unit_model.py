@@ -9,9 +9,10 @@ Kernel convention (what the compiled run loop calls once per population and step
 
     update(slot, buf, args) -> (updates, events, active, wraps, clips)
 
-buf: the population's engine buffers (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx,
-emit_val; see engine.PopulationBuffers), args: the tuple `kernel_args` built once per run from
-the parameters and state. The kernel updates the units listed in this ring slot's touched list
+buf: the population's engine buffers, a `Buffers` named tuple (read them by name: buf.ring,
+buf.pcount, buf.emit_idx; `bookkeeping(buf)` is the seven list buffers in the order the general
+kernels take them), args: the tuple (or named tuple) `kernel_args` builds once per run from the
+parameters and state. The kernel updates the units listed in this ring slot's touched list
 and the pending list, writes the emitted events into emit_idx/emit_val in a fixed order, and
 leaves the pending list for the next step. Both update and kernel_args must be Numba-compatible
 (update an @njit function; args plain arrays and scalars).
@@ -24,9 +25,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from atomspark.sim.core import AtomsparkError
+from numba import njit
+
+
+class Buffers(NamedTuple):
+    """One population's engine buffers, as every update kernel receives them (by name)."""
+
+    ring: np.ndarray  # (channels, ring_length, size [, payload]): input per delivery slot
+    tflag: np.ndarray  # (ring_length, size) uint8: unit already listed in this slot
+    tidx: np.ndarray  # (ring_length, size): units touched per slot
+    tcount: np.ndarray  # (ring_length,): length of each slot's touched list
+    pend: np.ndarray  # (size,): units to update next step regardless of input
+    pcount: np.ndarray  # (2,): pending count; [1] is 1 when the list is stale (dense sweep)
+    work: np.ndarray  # (size,): scratch list of the units updated this step
+    emit_idx: np.ndarray  # (size,): units that emitted this step, in a fixed order
+    emit_val: np.ndarray  # (size [, payload]): the payload of each emitted event
+
+
+@njit(cache=True)
+def bookkeeping(buf):
+    """The ring and list buffers in the order the general kernels take them, before their own
+    arguments (and the two emit buffers after them)."""
+    return buf.ring, buf.tflag, buf.tidx, buf.tcount, buf.pend, buf.pcount, buf.work
 
 
 class UnitParams:

@@ -4,13 +4,14 @@ current channel) and Loihi fixed point (Lava's bit-accurate model). Kernels live
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.kernels import lif as kl
 from atomspark.sim.kernels import lif_lean as kll
-from atomspark.sim.unit_model import LeanKernel, UnitModel, UnitParams, register
+from atomspark.sim.unit_model import LeanKernel, UnitModel, UnitParams, bookkeeping, register
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
@@ -115,29 +116,47 @@ class LIFFixedParams(UnitParams):
 
 
 # --- the unit-model declaration (sim/unit_model.py): kernel adapter, arguments, registration ---
-# buf = (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx, emit_val): every kernel takes
-# the first seven, then its own arguments, then the two emit buffers.
+# buf: unit_model.Buffers; every general kernel takes bookkeeping(buf), then its own arguments,
+# then the two emit buffers.
 
 
 @njit(cache=True)
 def _lif_update(slot, buf, args):
-    n, n_emit = kl.lif_float_step(slot, *buf[:7], *args, *buf[7:])
-    return n, n_emit, buf[5][0], 0, 0
+    n, n_emit = kl.lif_float_step(slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val)
+    return n, n_emit, buf.pcount[0], 0, 0
+
+
+class LeanLIFArgs(NamedTuple):
+    """The lean LIF kernel's own arguments (kernels/lif_lean.py lif_lean_step), in its order."""
+
+    u: np.ndarray
+    u2: np.ndarray
+    v: np.ndarray
+    refr: np.ndarray
+    bias: object  # an n-long array, or one scalar when every unit has the same bias
+    consts: np.ndarray  # [1-du, 1-du2, 1-dv, vth, v_reset] in the state dtype
+    refractory: int
+    flags: np.ndarray  # uint8 spike flags, padded to a multiple of 8
 
 
 @njit(cache=True)
 def _lif_lean_update(slot, buf, args):
-    n_emit = kll.lif_lean_step(slot, buf[0], *args, buf[7], buf[8])
-    n = args[0].size  # every unit has a bias: all are updated and stay pending
-    buf[5][0] = n
-    buf[5][1] = 1  # the pending list is stale, as after a dense sweep
+    n_emit = kll.lif_lean_step(
+        slot, buf.ring, args.u, args.u2, args.v, args.refr, args.bias, args.consts,
+        args.refractory, args.flags, buf.emit_idx, buf.emit_val,
+    )  # fmt: skip
+    n = args.u.size  # every unit has a bias: all are updated and stay pending
+    buf.pcount[0] = n
+    buf.pcount[1] = 1  # the pending list is stale, as after a dense sweep
     return n, n_emit, n, 0, 0
 
 
 @njit(cache=True)
 def _lif_fixed_update(slot, buf, args):
-    n, n_emit, wraps, clips = kl.lif_fixed_step(slot, *buf[:7], *args, *buf[7:])
-    return n, n_emit, buf[5][0], wraps, clips
+    n, n_emit, wraps, clips = kl.lif_fixed_step(
+        slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val
+    )
+    return n, n_emit, buf.pcount[0], wraps, clips
 
 
 def _lif_args(par: LIFParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
@@ -147,14 +166,14 @@ def _lif_args(par: LIFParams, st: dict, counter: np.ndarray, dense_min: int) -> 
             dense_min)  # fmt: skip
 
 
-def _lif_lean_args(par: LIFParams, st: dict, flags: np.ndarray) -> tuple:
+def _lif_lean_args(par: LIFParams, st: dict, flags: np.ndarray) -> LeanLIFArgs:
     dt = FLOAT_DTYPES[par.dtype]
     consts = np.array([1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt)
     bias = st["bias"]
     if bias.size and np.all(bias == bias[0]):
         bias = dt(bias[0])  # uniform: one scalar instead of an n-long array
-    return (st["u"], st["u2"], st["v"], st["refr"], bias, consts,
-            st["refr"].dtype.type(par.refractory), flags)  # fmt: skip
+    return LeanLIFArgs(st["u"], st["u2"], st["v"], st["refr"], bias, consts,
+                       st["refr"].dtype.type(par.refractory), flags)  # fmt: skip
 
 
 def _every_unit_biased(par: LIFParams, st: dict) -> bool:

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_positive
 from atomspark.sim.kernels import rsgn as kr
-from atomspark.sim.unit_model import UnitModel, UnitParams, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, bookkeeping, register
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
@@ -257,13 +257,13 @@ def rsgn_node_step(
 
 
 # --- the unit-model declaration (sim/unit_model.py): kernel adapter, arguments, registration ---
-# buf = (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx, emit_val): every kernel takes
-# the first seven, then its own arguments, then the two emit buffers.
+# buf: unit_model.Buffers; every general kernel takes bookkeeping(buf), then its own arguments,
+# then the two emit buffers.
 
 
 @njit(cache=True)
 def _rsgn_update(slot, buf, args):
-    n, n_emit, active = kr.rsgn_step(slot, *buf[:7], *args, *buf[7:])
+    n, n_emit, active = kr.rsgn_step(slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val)
     return n, n_emit, active, 0, 0
 
 

@@ -50,7 +50,7 @@ import numpy as np
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.kernels.common import _collect
 from atomspark.sim.kernels.common import wrap_signed as _wrap
-from atomspark.sim.unit_model import UnitModel, UnitParams, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, bookkeeping, register
 from atomspark.sim.units.rsgn import _pool_fan_out
 from numba import njit
 
@@ -472,7 +472,7 @@ class RSGNFixedParams(UnitParams):
 
 @njit(cache=True)
 def _update(slot, buf, args):
-    return rsgn_fixed_step(slot, *buf[:7], *args, *buf[7:])
+    return rsgn_fixed_step(slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val)
 
 
 def _args(par: RSGNFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:

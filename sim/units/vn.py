@@ -9,11 +9,12 @@ receivers' c stays exactly G g_sent. Optional hard top-k keeps the k largest |g|
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 from atomspark.sim.kernels import common as k
-from atomspark.sim.unit_model import UnitModel, UnitParams, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, bookkeeping, register
 from atomspark.sim.units.lif import FLOAT_DTYPES
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
@@ -68,20 +69,37 @@ class VNParams(UnitParams):
 
 
 # --- the unit-model declaration (sim/unit_model.py): kernel adapter, arguments, registration ---
-# buf = (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx, emit_val): every kernel takes
-# the first seven, then its own arguments, then the two emit buffers.
+# buf: unit_model.Buffers; every general kernel takes bookkeeping(buf), then its own arguments,
+# then the two emit buffers.
+
+
+class VNArgs(NamedTuple):
+    """The VN kernel's own arguments (kernels/common.py vn_step), in its order."""
+
+    g: np.ndarray
+    g_sent: np.ndarray
+    c: np.ndarray
+    drive: np.ndarray
+    thresh: np.ndarray
+    eta: float
+    event_threshold: float
+    topk: int
+    nnz: np.ndarray  # (1,): nonzero codes, the population's counter
 
 
 @njit(cache=True)
 def _vn_update(slot, buf, args):
-    n, n_emit = k.vn_step(slot, *buf[:7], *args, *buf[7:])
-    return n, n_emit, args[8][0], 0, 0
+    n, n_emit = k.vn_step(
+        slot, *bookkeeping(buf), args.g, args.g_sent, args.c, args.drive, args.thresh, args.eta,
+        args.event_threshold, args.topk, args.nnz, buf.emit_idx, buf.emit_val,
+    )  # fmt: skip
+    return n, n_emit, args.nnz[0], 0, 0
 
 
-def _vn_args(par: VNParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
+def _vn_args(par: VNParams, st: dict, counter: np.ndarray, dense_min: int) -> VNArgs:
     dt = FLOAT_DTYPES[par.dtype]
-    return (st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"], dt(par.eta),
-            dt(par.event_threshold), int(par.topk or 0), counter)  # fmt: skip
+    return VNArgs(st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"], dt(par.eta),
+                  dt(par.event_threshold), int(par.topk or 0), counter)  # fmt: skip
 
 
 def code_or_drive(par, st: dict) -> np.ndarray:

@@ -39,7 +39,7 @@ from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.fixed_point import ACCUMULATOR_BITS, CODE_LIMIT, STATE_BITS, wrap_signed
 from atomspark.sim.kernels import vn_fixed as kvf
-from atomspark.sim.unit_model import UnitModel, UnitParams, register
+from atomspark.sim.unit_model import UnitModel, UnitParams, bookkeeping, register
 from atomspark.sim.units.vn import code_or_drive
 from numba import njit
 
@@ -190,19 +190,35 @@ def lava_weight_mantissas(label: str, weights) -> np.ndarray:
 
 
 # --- the unit-model declaration (sim/unit_model.py): kernel adapter, arguments, registration ---
-# buf = (ring, tflag, tidx, tcount, pend, pcount, work, emit_idx, emit_val): every kernel takes
-# the first seven, then its own arguments, then the two emit buffers.
+# buf: unit_model.Buffers; every general kernel takes bookkeeping(buf), then its own arguments,
+# then the two emit buffers.
+
+
+class VNFixedArgs(NamedTuple):
+    """The fixed-point VN kernel's own arguments (kernels/vn_fixed.py), in its order."""
+
+    g: np.ndarray
+    g_sent: np.ndarray
+    c: np.ndarray
+    drive: np.ndarray
+    thresh: np.ndarray
+    eta_mant: int
+    eta_shift: int
+    nnz: np.ndarray  # (1,): nonzero codes, the population's counter
 
 
 @njit(cache=True)
 def _vn_fixed_update(slot, buf, args):
-    n, n_emit, wraps, clips = kvf.vn_fixed_kernel(slot, *buf[:7], *args, *buf[7:])
-    return n, n_emit, args[7][0], wraps, clips
+    n, n_emit, wraps, clips = kvf.vn_fixed_kernel(
+        slot, *bookkeeping(buf), args.g, args.g_sent, args.c, args.drive, args.thresh,
+        args.eta_mant, args.eta_shift, args.nnz, buf.emit_idx, buf.emit_val,
+    )  # fmt: skip
+    return n, n_emit, args.nnz[0], wraps, clips
 
 
 def _vn_fixed_args(par: VNFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
-    return (st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"], int(par.eta_mant),
-            int(par.eta_shift), counter)  # fmt: skip
+    return VNFixedArgs(st["g"], st["g_sent"], st["c"], st["drive"], st["thresh"],
+                       int(par.eta_mant), int(par.eta_shift), counter)  # fmt: skip
 
 
 VN_FIXED = register(
