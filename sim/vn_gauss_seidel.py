@@ -171,15 +171,21 @@ def _diagonal_of(indptr, indices, data):
 
 
 @njit(cache=True)
+def _axpy(acc, w, d):
+    """acc += w * d elementwise, on two 1-D views of equal length."""
+    for i in range(acc.size):
+        acc[i] += w[i] * d
+
+
+@njit(cache=True)
 def _column_axpy(indptr, indices, data, i, d, c):
     """c += H[:, i] * d; a column whose targets are consecutive is a contiguous multiply-add."""
     start, stop = indptr[i], indptr[i + 1]
     if stop == start:
         return 0
     if indices[stop - 1] - indices[start] == stop - start - 1:
-        base = indices[start] - start
-        for k in range(start, stop):
-            c[base + k] += data[k] * d
+        lo = indices[start]
+        _axpy(c[lo : lo + stop - start], data[start:stop], d)  # slices: LLVM vectorises it
     else:
         for k in range(start, stop):
             c[indices[k]] += data[k] * d
