@@ -5,16 +5,25 @@ projection per step). They run their best dense algorithm to the same tolerance,
 module prices such an algorithm, described as phases of identical iterations whose counts were
 MEASURED (by the torch path on the same samples, scenarios/compare/gpu_side.py):
 
-* time: per iteration, a roofline max(FLOPs / peak, bytes / bandwidth) for the batch, and the
-  launches that iteration needs: either one fused kernel per iteration ("fused", e.g. a CUDA graph
-  or a hand-fused step) or one kernel per tensor operation ("per-op", the op count of the torch
-  path, as eager PyTorch launches them). Launches are asynchronous, so an iteration takes
-  max(roofline time, launches x launch overhead): tiny kernels leave the GPU launch-bound.
+* precision: fp32 (CUDA cores), or the tensor-core formats the hardware file gives a peak for
+  (tf32, bf16, int8). A phase's matrix products (`gemm_fraction` of its FLOPs) run at that
+  precision's peak, the rest (element-wise work, sparse gathers) at the fp32 CUDA-core peak;
+  weights and activations move at that precision's width (4, 4, 2, 1 bytes), sparse indices at
+  4 bytes (`index_bytes`).
+* time: per iteration, a roofline max(FLOPs / peak, bytes / bandwidth) for the batch, against
+  the launch model's overhead: "per-op" (eager: one host launch per tensor operation, the op count
+  of the torch path), "per-iteration" (one fused kernel launched per iteration) or "graph" (the
+  loop captured in a CUDA graph or run by one persistent kernel: no host launch, a device-side
+  step overhead per iteration). Launches are asynchronous, so an iteration takes
+  max(roofline time, overhead): tiny kernels leave the GPU launch-bound.
 * batches run until their slowest sample converges: batch 1 uses each sample's own iteration
   count (the mean over samples), a larger batch the largest measured count.
-* energy = power x time with a two-level power model: the board draws its idle power for the whole
-  time and busy power while kernels run at the roofline rate (idle + (busy - idle) x kernel time).
-  TDP x time is reported beside it as an upper bound. Both powers come from the hardware file.
+* energy = power x time with a two-level power model: the board draws its idle power while held
+  and busy power while kernels run at the roofline rate. static_scope "device" (default): the
+  whole board is held for the workload's time (idle x time + (busy - idle) x kernel time);
+  "shared": only the device-time the kernels use is charged (busy x kernel time), as a chip's
+  "shared" scope charges only the cores in use. TDP x time is reported beside it as an upper
+  bound. The powers and overheads come from the hardware file (each with its source).
 * the throughput-optimal batch is the smallest power of two whose energy per sample is within 1 %
   of the best over batches up to `max_batch` (per-sample energy stops falling once the weights'
   traffic is amortised and the step is compute-bound).
@@ -28,7 +37,9 @@ import numpy as np
 from atomspark.mapping.hardware import DenseHardware, load_hardware
 from atomspark.sim.core import AtomsparkError, require_int
 
-LAUNCH_MODELS = ("fused", "per-op")
+LAUNCH_MODELS = ("graph", "per-iteration", "per-op")
+STATIC_SCOPES = ("device", "shared")
+BYTES_PER_ELEMENT = {"fp32": 4, "tf32": 4, "bf16": 2, "int8": 1}
 MAX_BATCH = 2**16
 OPTIMAL_WITHIN = 0.01
 
@@ -38,8 +49,10 @@ class Phase:
     """Identical iterations of one part of the algorithm (e.g. FISTA on one VN layer).
 
     iterations: measured per sample (summed over sweeps). flops / sample_bytes: per sample and
-    iteration; weight_bytes: per iteration, shared by the batch (read once); ops: tensor
-    operations per iteration (kernel launches when nothing is fused)."""
+    iteration (bytes in fp32); weight_bytes: per iteration, shared by the batch (read once, fp32);
+    ops: tensor operations per iteration (kernel launches when nothing is fused); gemm_fraction:
+    share of the FLOPs in matrix products (tensor cores); index_bytes: sparse indices read per
+    iteration (shared by the batch, not scaled by precision)."""
 
     name: str
     iterations: np.ndarray
@@ -47,6 +60,8 @@ class Phase:
     weight_bytes: float
     sample_bytes: float
     ops: float
+    gemm_fraction: float = 1.0
+    index_bytes: float = 0.0
 
     def iterations_at(self, batch: int) -> float:
         """Iterations a batch runs: the sample's own count at batch 1 (mean over samples), the
@@ -63,6 +78,7 @@ class DenseAlgorithm:
     phases: tuple[Phase, ...]
     iterations_source: str
     precision: str = "fp32"
+    kernel: str = "dense"  # "dense" or "sparse" (a gather over stored synapses)
 
     def iterations_per_sample(self) -> float:
         return float(sum(np.mean(p.iterations) for p in self.phases))
@@ -70,11 +86,11 @@ class DenseAlgorithm:
 
 @dataclass(frozen=True)
 class GPUPrice:
-    """One (batch, launch model) point, per sample unless named otherwise."""
+    """One (batch, launch model, precision, static scope) point, per sample unless named."""
 
     hardware: str
     batch: int
-    launches: str
+    launches: str  # the launch model
     iterations: float  # per sample at this batch (all phases)
     time_s: float  # batch time / batch (throughput); equals latency at batch 1
     latency_s: float  # time of one batch
@@ -83,38 +99,79 @@ class GPUPrice:
     kernel_time_s: float  # roofline time of the kernels, per sample
     busy_fraction: float
     bound: str  # "launch", "memory" or "compute": what sets the iteration time
+    precision: str = "fp32"
+    static_scope: str = "device"
+    kernel: str = "dense"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out["launch_model"] = self.launches
+        return out
 
 
-def price_algorithm(
-    alg: DenseAlgorithm, gpu: str | DenseHardware, batch: int = 1, launches: str = "fused"
-) -> GPUPrice:
-    """Time and energy per sample of `alg` on `gpu` in batches of `batch` (module docstring)."""
+def _phase_step(ph: Phase, hw: DenseHardware, batch: int, precision: str, launches: str):
+    """(compute, memory, overhead) seconds of one iteration of `ph` for the batch."""
+    gemm = ph.flops * ph.gemm_fraction
+    compute = batch * (gemm / hw.peak_flops[precision] + (ph.flops - gemm) / hw.peak_flops["fp32"])
+    width = BYTES_PER_ELEMENT.get(precision, 4) / 4.0
+    memory = (ph.weight_bytes * width + ph.index_bytes + batch * ph.sample_bytes * width) / (
+        hw.bandwidth_bytes_per_s
+    )
+    overhead = {
+        "per-op": ph.ops * hw.launch_overhead_s,
+        "per-iteration": hw.launch_overhead_s,
+        "graph": hw.graph_step_overhead_s,
+    }[launches]
+    return compute, memory, overhead
+
+
+def _checked(alg, gpu, batch, launches, precision, static_scope) -> tuple[DenseHardware, str, int]:
     hw = load_hardware(gpu) if isinstance(gpu, str) else gpu
     if not isinstance(hw, DenseHardware):
         raise AtomsparkError(f"gpu {getattr(hw, 'name', hw)!r}: expected a GPU/CPU description")
     batch = require_int("batch", batch, minimum=1)
     if launches not in LAUNCH_MODELS:
-        raise AtomsparkError(f"launches: must be one of {LAUNCH_MODELS}, got {launches!r}")
-    if alg.precision not in hw.peak_flops:
-        raise AtomsparkError(f"precision {alg.precision!r} unknown for {hw.name}")
-    peak, bw = hw.peak_flops[alg.precision], hw.bandwidth_bytes_per_s
+        raise AtomsparkError(
+            f"launch model: choose one of {', '.join(LAUNCH_MODELS)}, got {launches!r}"
+        )
+    if static_scope not in STATIC_SCOPES:
+        raise AtomsparkError(
+            f"static scope: choose one of {', '.join(STATIC_SCOPES)}, got {static_scope!r}"
+        )
+    precision = alg.precision if precision is None else precision
+    if precision not in hw.peak_flops or "fp32" not in hw.peak_flops:
+        raise AtomsparkError(
+            f"precision {precision!r}: {hw.name} gives peaks for {', '.join(sorted(hw.peak_flops))}"
+        )
+    return hw, precision, batch
+
+
+def price_algorithm(
+    alg: DenseAlgorithm,
+    gpu: str | DenseHardware,
+    batch: int = 1,
+    launches: str = "graph",
+    precision: str | None = None,
+    static_scope: str = "device",
+) -> GPUPrice:
+    """Time and energy per sample of `alg` on `gpu` in batches of `batch` (module docstring)."""
+    hw, precision, batch = _checked(alg, gpu, batch, launches, precision, static_scope)
     total = kernel = iters = 0.0
     limits = {"launch": 0.0, "memory": 0.0, "compute": 0.0}
     for ph in alg.phases:
         n = ph.iterations_at(batch)
-        compute = batch * ph.flops / peak
-        memory = (ph.weight_bytes + batch * ph.sample_bytes) / bw
-        launch = (1.0 if launches == "fused" else ph.ops) * hw.launch_overhead_s
+        compute, memory, launch = _phase_step(ph, hw, batch, precision, launches)
         step = max(compute, memory, launch)
         total += n * step
         kernel += n * max(compute, memory)
         iters += n
         costs = {"launch": launch, "memory": memory, "compute": compute}
         limits[max(costs, key=costs.get)] += n * step
-    energy = hw.idle_power_w * total + (hw.busy_power_w - hw.idle_power_w) * kernel
+    busy = max(hw.busy_power_w, hw.idle_power_w)
+    if static_scope == "device":
+        energy = hw.idle_power_w * total + (busy - hw.idle_power_w) * kernel
+    else:
+        energy = busy * kernel
     return GPUPrice(
         hardware=hw.name,
         batch=batch,
@@ -127,40 +184,60 @@ def price_algorithm(
         kernel_time_s=kernel / batch,
         busy_fraction=kernel / total if total > 0 else 0.0,
         bound=max(limits, key=limits.get),
+        precision=precision,
+        static_scope=static_scope,
+        kernel=alg.kernel,
     )
 
 
 def throughput_batch(
-    alg: DenseAlgorithm, gpu: str | DenseHardware, launches: str, max_batch: int = MAX_BATCH
+    alg: DenseAlgorithm,
+    gpu: str | DenseHardware,
+    launches: str,
+    max_batch: int = MAX_BATCH,
+    precision: str | None = None,
+    static_scope: str = "device",
 ) -> int:
     """Smallest power-of-two batch within 1 % of the lowest energy per sample up to max_batch."""
     max_batch = require_int("max_batch", max_batch, minimum=1)
+    hw = load_hardware(gpu) if isinstance(gpu, str) else gpu
     batches = [2**i for i in range(int(np.log2(max_batch)) + 1)]
-    energies = [price_algorithm(alg, gpu, b, launches).energy_j for b in batches]
+    energies = [
+        price_algorithm(alg, hw, b, launches, precision, static_scope).energy_j for b in batches
+    ]
     best = min(energies)
     return next(b for b, e in zip(batches, energies) if e <= best * (1 + OPTIMAL_WITHIN))
 
 
-def gpu_table(alg: DenseAlgorithm, gpu: str | DenseHardware) -> list[GPUPrice]:
-    """Batch 1 and the throughput-optimal batch, each with fused and per-op launches."""
+def gpu_table(
+    alg: DenseAlgorithm,
+    gpu: str | DenseHardware,
+    precision: str | None = None,
+    static_scope: str = "device",
+) -> list[GPUPrice]:
+    """Batch 1 and the throughput-optimal batch under every launch model."""
     rows = []
     for launches in LAUNCH_MODELS:
-        rows.append(price_algorithm(alg, gpu, 1, launches))
-        rows.append(price_algorithm(alg, gpu, throughput_batch(alg, gpu, launches), launches))
+        rows.append(price_algorithm(alg, gpu, 1, launches, precision, static_scope))
+        b = throughput_batch(alg, gpu, launches, precision=precision, static_scope=static_scope)
+        rows.append(price_algorithm(alg, gpu, b, launches, precision, static_scope))
     return rows
 
 
-def assumptions(alg: DenseAlgorithm, gpu: str | DenseHardware) -> str:
+def assumptions(alg: DenseAlgorithm, gpu: str | DenseHardware, precision: str | None = None) -> str:
     """One paragraph that goes next to every ratio computed from these prices."""
     hw = load_hardware(gpu) if isinstance(gpu, str) else gpu
+    precision = alg.precision if precision is None else precision
     ops = ", ".join(f"{p.name} {p.ops:.0f}" for p in alg.phases)
     return (
         f"GPU side: {alg.name}, {alg.iterations_per_sample():.0f} iterations per sample "
-        f"({alg.iterations_source}); {alg.precision} roofline on {hw.name} "
-        f"({hw.peak_flops[alg.precision]:.3g} FLOP/s, {hw.bandwidth_bytes_per_s:.3g} B/s); an "
-        f"iteration takes max(roofline, launches x {hw.launch_overhead_s * 1e6:g} us); fused = 1 "
-        f"launch per iteration, per-op = one per tensor op ({ops} per iteration); batch > 1 runs "
-        f"to its slowest measured sample; energy = {hw.idle_power_w:g} W idle x time + "
-        f"({hw.busy_power_w:g} - {hw.idle_power_w:g}) W x kernel time; TDP {hw.tdp_w:g} W x "
-        f"time is the upper bound"
+        f"({alg.iterations_source}); {precision} roofline on {hw.name} "
+        f"({hw.peak_flops[precision]:.3g} FLOP/s matrix products, "
+        f"{hw.peak_flops['fp32']:.3g} FLOP/s other work, {hw.bandwidth_bytes_per_s:.3g} B/s); an "
+        f"iteration takes max(roofline, launch overhead): graph = "
+        f"{hw.graph_step_overhead_s * 1e6:g} us per iteration, per-iteration = 1 host launch of "
+        f"{hw.launch_overhead_s * 1e6:g} us, per-op = one per tensor op ({ops} per iteration); "
+        f"batch > 1 runs to its slowest measured sample; energy = {hw.idle_power_w:g} W idle x "
+        f"time + ({hw.busy_power_w:g} - {hw.idle_power_w:g}) W x kernel time (whole device held); "
+        f"TDP {hw.tdp_w:g} W x time is the upper bound"
     )

@@ -117,6 +117,7 @@ class DenseHardware:
     energy_per_byte: float
     launch_overhead_s: float
     busy_power_w: float = 0.0  # board power while kernels run (gpu_pricing's power model)
+    graph_step_overhead_s: float = 0.0  # per iteration of a graph-captured / persistent solve
     sources: dict = field(default_factory=dict, repr=False, compare=False)
     kind: str = "dense"
 
@@ -201,6 +202,7 @@ def _base_unit(where: str, key: str) -> str | None:
             "bandwidth_bytes_per_s": "B/s",
             "energy_per_byte": "J",
             "launch_overhead_s": "s",
+            "graph_step_overhead_s": "s",
         }[key]
     if where == "limits" and key in ("bytes_per_synapse", "synaptic_memory_bytes_per_core"):
         return "B"
@@ -325,6 +327,7 @@ def _dense(data: dict, rd: _Reader) -> DenseHardware:
         energy_per_byte=rd.number(data, "energy_per_byte", "dense"),
         launch_overhead_s=rd.number(data, "launch_overhead_s", "dense"),
         busy_power_w=_busy_power(data, rd),
+        graph_step_overhead_s=_graph_step(data, rd),
         sources=rd.sources,
     )
 
@@ -341,3 +344,16 @@ def _busy_power(data: dict, rd: _Reader) -> float:
         "derivation": "no busy-power figure in the hardware file",
     }
     return tdp
+
+
+def _graph_step(data: dict, rd: _Reader) -> float:
+    """graph_step_overhead_s if the file gives it, else the launch overhead (no saving assumed)."""
+    if "graph_step_overhead_s" in data:
+        return rd.number(data, "graph_step_overhead_s", "dense")
+    rd.sources["dense.graph_step_overhead_s"] = {
+        "unit": "s",
+        "source": "not given: the launch overhead used",
+        "estimate": True,
+        "derivation": "no graph-step figure in the hardware file",
+    }
+    return rd.number(data, "launch_overhead_s", "dense")

@@ -4,11 +4,13 @@ VN: the torch path's joint FISTA over all layers (networks/torch_path/vn_joint.p
 function-value restart; block descent for top-k models) runs to the loosest tolerance whose
 codes are as close to the converged reference as the chip's codes are (the "same tolerance");
 its iteration counts per sample, and the tensor operations one iteration launches (counted by a
-dispatch-mode trace of the torch path), go into mapping/gpu_pricing.py. RSGN: the published forward runs its K propagation steps; FLOPs and
-bytes per step are the dense equivalent of the engine graph (mapping/costs.dense_workload).
+dispatch-mode trace of the torch path), go into mapping/gpu_pricing.py. RSGN: the published
+forward runs its K propagation steps, its messages priced as a dense product or as a sparse
+gather over the stored synapses.
 
-On a GPU (`meter` given, e.g. NVML), the same torch workload is also timed and its board energy
-measured at batch 1 and at the throughput-optimal batch; measured rows replace modelled ones.
+On a GPU (`meter` given, e.g. NVML), the same torch workload is also timed (eager PyTorch) and
+its board energy measured at batch 1 and at the throughput-optimal batch; the measurement
+replaces the per-op rows only (eager launches one kernel per op), labelled as such.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from atomspark.mapping.costs import dense_workload
 from atomspark.mapping.gpu_pricing import DenseAlgorithm, Phase, assumptions, gpu_table
+from atomspark.mapping.layouts import unit_width
 from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
 from atomspark.networks.torch_path.vn_joint import joint_hessian, joint_settle
 from atomspark.networks.torch_path.vn_torch import proximal_descent, settle
@@ -28,6 +30,7 @@ from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn.settle import settle as vn_settle
 from atomspark.scenarios.compare.gpu_meter import measure
 from atomspark.sim.graph import Graph
+from atomspark.sim.validation import AtomsparkError
 from torch.utils._python_dispatch import TorchDispatchMode
 
 TOLERANCE_LADDER = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10)
@@ -128,6 +131,7 @@ def _fista_phase(name: str, H: np.ndarray, iterations, topk: int | None = None) 
         weight_bytes=BYTES * nnz,
         sample_bytes=BYTES * 8.0 * K,
         ops=_fista_ops_per_iteration(torch.from_numpy(H), topk),
+        gemm_fraction=4.0 * nnz / (4.0 * nnz + 20.0 * K),
     )
 
 
@@ -165,32 +169,48 @@ def vn_algorithm(model: VNModel, matched: MatchedSettle) -> DenseAlgorithm:
     )
 
 
-def rsgn_algorithm(params, config, graph: Graph, samples: int) -> DenseAlgorithm:
-    """The forward as released (dense, every node every step): K propagation steps per sample;
-    per step the dense equivalent of
-    the engine graph (N x N messages of width d, W_h, element-wise work); ops per step = the torch
-    forward's op count / K (ignition and readout included, a slight overcount). K = 0 (ignition,
-    then readout) counts as one pass."""
-    one = dense_workload(graph, 1, batch=1)
-    two = dense_workload(graph, 1, batch=2)
-    weight_bytes = 2.0 * (one.bytes_moved - two.bytes_moved)  # the part divided by the batch
+def rsgn_algorithm(
+    params, config, graph: Graph, samples: int, kernel: str = "dense"
+) -> DenseAlgorithm:
+    """The forward as released: K propagation steps per sample (K = 0, ignition then readout:
+    one pass). Per step and sample: messages W^T x over N nodes of width d, either as a dense
+    N x N product (tensor cores) or, kernel "sparse", as a gather over the nnz synapses the graph
+    stores (CUDA cores; fp32 values plus a 4-byte index each); then W_h (a dense d x d product per
+    node) and ~4 element-wise ops per state entry; states read and written once (3 N d values).
+    Ops per step = the torch forward's op count / K (ignition and readout included, a slight
+    overcount)."""
+    n, d = graph.total_units, unit_width(graph)
+    nnz = float(sum(p.n_synapses for p in graph.projections))
+    if kernel == "dense":
+        messages, weights, index = 2.0 * n * n * d, float(n * n), 0.0
+    elif kernel == "sparse":
+        messages, weights, index = 2.0 * nnz * d, nnz, BYTES * (nnz + n + 1)
+    else:
+        raise AtomsparkError(f"kernel: choose dense or sparse, got {kernel!r}")
+    transform = 2.0 * n * d * d
+    flops = messages + transform + 4.0 * n * d
+    gemm = (messages if kernel == "dense" else 0.0) + transform
     module = rsgn_to_torch(params, config).eval()
     tokens = torch.zeros(1, 4, config.d_in, dtype=module.positions.dtype)
     passes = max(config.n_steps, 1)
     ops = count_ops(lambda: module(tokens)) / passes
+    what = "dense N x N messages" if kernel == "dense" else f"sparse gather over {nnz:.0f} synapses"
     return DenseAlgorithm(
-        name=f"RSGN forward as released ({config.mode} model), K = {config.n_steps} steps (torch)",
+        name=f"RSGN forward ({config.mode} model, {what}), K = {config.n_steps} steps (torch)",
         phases=(
             Phase(
                 name="propagation step",
                 iterations=np.full(samples, passes, dtype=float),
-                flops=one.flops,
-                weight_bytes=weight_bytes,
-                sample_bytes=one.bytes_moved - weight_bytes,
+                flops=flops,
+                weight_bytes=BYTES * (weights + d * d),
+                sample_bytes=BYTES * 3.0 * n * d,
                 ops=ops,
+                gemm_fraction=gemm / flops,
+                index_bytes=index,
             ),
         ),
         iterations_source="the model's K propagation steps (no tolerance: a fixed forward)",
+        kernel=kernel,
     )
 
 
@@ -201,19 +221,21 @@ def gpu_side(
     chip_time_s: float,
     meter: Callable[[int], object] | None = None,
 ) -> dict:
-    """Rows (batch 1 / throughput batch x fused / per-op) with energy and time ratios against the
-    chip, and the assumptions. meter(batch) -> Measured (one batch on the device): where given,
-    measured time (and NVML energy where metered) replace the model's for that batch."""
+    """Rows (batch 1 / throughput batch x graph / per-iteration / per-op launches) with energy
+    and time ratios against the chip, and the assumptions. meter(batch) -> Measured (one batch of
+    eager torch on the device): where given, its time (and NVML energy where metered) replace the
+    model's per-op row, the launch model eager PyTorch runs; the other rows stay modelled."""
     rows = []
     measured: dict[int, Measured] = {}
     for price in gpu_table(alg, gpu):
         row = price.to_dict()
         row["source"] = "model (mapping/gpu_pricing.py)"
-        if meter is not None:
+        if meter is not None and price.launches == "per-op":
             if price.batch not in measured:
                 measured[price.batch] = meter(price.batch)
-            m = measured[price.batch]  # eager torch: replaces both launch models' figures
+            m = measured[price.batch]
             row.update(time_s=m.time_s / price.batch, latency_s=m.time_s, source=m.source)
+            row["launches"] = row["launch_model"] = "per-op (measured: eager PyTorch)"
             if m.energy_j is not None:
                 row["energy_j"] = m.energy_j / price.batch
             else:

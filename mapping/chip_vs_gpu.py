@@ -1,0 +1,290 @@
+"""Chip vs GPU energy per sample: a headline ratio and its range over the documented assumptions.
+
+Inputs: the chip row of a workload (priced on a layout that fits, mapping/layouts.py; energy
+split into dynamic and static so that the static scope and the estimated constants can change)
+and the GPU's own algorithm at every precision and kernel that reaches the chip's accuracy
+(scenarios/gpu_side.py). Ratios are GPU energy / chip energy per sample (> 1: the chip uses less).
+
+Headline (the GPU at its best, the same static scope on both sides): whole devices held for the
+workload's time ("device"), the graph-captured launch model, the cheapest precision and kernel
+(dense or sparse gather) that reach the chip's accuracy, every constant at its file value; at
+batch 1 (latency) and at the GPU's throughput-optimal batch (the chip runs one sample at a time).
+
+Range: the lowest and highest ratio over every combination of the alternatives in ALTERNATIVES
+(static scope, launch model, passing precision, kernel, and each estimated constant at half and
+double its value). Tornado: each alternative moved alone from the headline.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass, field, replace
+
+from atomspark.mapping.gpu_pricing import (
+    LAUNCH_MODELS,
+    STATIC_SCOPES,
+    DenseAlgorithm,
+    GPUPrice,
+    price_algorithm,
+    throughput_batch,
+)
+from atomspark.mapping.hardware import DenseHardware
+from atomspark.sim.validation import AtomsparkError
+
+SCALES = (1.0, 0.5, 2.0)  # an estimated constant at its value, half and double
+SCALED = {
+    "gpu_idle_power": "GPU idle power (estimate: 10 % of TDP)",
+    "gpu_busy_power": "GPU busy power (estimate: third-party readings)",
+    "gpu_launch_overhead": "GPU launch and graph-step overheads (estimates)",
+    "chip_static_power": "chip static power (estimate from Loihi 1 system power)",
+    "chip_op_energy": "chip per-operation energies (estimates from Loihi 1)",
+}
+CHOICES = ("static_scope", "launch_model", "precision", "kernel")
+
+
+@dataclass(frozen=True)
+class ChipRow:
+    """The chip side of one workload, per sample; energies None when no layout fits."""
+
+    hardware: str
+    fits: bool
+    took: str
+    cores: int | None = None
+    chips: int | None = None
+    dynamic_j: float | None = None
+    static_j: dict = field(default_factory=dict)  # static scope -> J per sample
+    latency_s: float | None = None
+    steps: float | None = None
+    problems: tuple[str, ...] = ()
+
+    def energy(self, scope: str, static_scale: float = 1.0, op_scale: float = 1.0) -> float:
+        return self.dynamic_j * op_scale + self.static_j[scope] * static_scale
+
+    def to_dict(self, scope: str) -> dict:
+        return {
+            "hardware": self.hardware,
+            "fits": self.fits,
+            "took": self.took,
+            "cores": self.cores,
+            "chips": self.chips,
+            "static_scope": scope,
+            "energy_uJ": self.energy(scope) * 1e6 if self.fits else None,
+            "energy_uJ_by_static_scope": (
+                {s: self.energy(s) * 1e6 for s in self.static_j} if self.fits else None
+            ),
+            "latency_us": self.latency_s * 1e6 if self.fits else None,
+            "batch": 1,
+            "steps_per_sample": self.steps,
+            "problems": list(self.problems),
+        }
+
+
+@dataclass(frozen=True)
+class GPUVariant:
+    """The GPU's algorithm at one precision and kernel, and whether it reaches the chip's
+    accuracy (`accuracy`: the test and its figures)."""
+
+    precision: str
+    kernel: str
+    algorithm: DenseAlgorithm
+    reaches_accuracy: bool
+    accuracy: str
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """The headline's choices (None: the cheapest that passes) and constant scales (1: as in
+    the hardware files)."""
+
+    static_scope: str = "device"
+    launch_model: str = "graph"
+    precision: str | None = None
+    kernel: str | None = None
+    scales: dict = field(default_factory=dict)
+
+    def scale(self, name: str) -> float:
+        return float(self.scales.get(name, 1.0))
+
+
+def scaled_gpu(hw: DenseHardware, a: Assumptions) -> DenseHardware:
+    """The GPU description with the assumptions' constant scales applied."""
+    idle = hw.idle_power_w * a.scale("gpu_idle_power")
+    return replace(
+        hw,
+        idle_power_w=idle,
+        busy_power_w=max(hw.busy_power_w * a.scale("gpu_busy_power"), idle),
+        launch_overhead_s=hw.launch_overhead_s * a.scale("gpu_launch_overhead"),
+        graph_step_overhead_s=hw.graph_step_overhead_s * a.scale("gpu_launch_overhead"),
+    )
+
+
+def _gpu_price(v: GPUVariant, hw: DenseHardware, a: Assumptions, throughput: bool) -> GPUPrice:
+    gpu = scaled_gpu(hw, a)
+    batch = (
+        throughput_batch(v.algorithm, gpu, a.launch_model, precision=v.precision,
+                         static_scope=a.static_scope)
+        if throughput else 1
+    )  # fmt: skip
+    return price_algorithm(v.algorithm, gpu, batch, a.launch_model, v.precision, a.static_scope)
+
+
+def _chip_energy(chip: ChipRow, a: Assumptions) -> float:
+    return chip.energy(a.static_scope, a.scale("chip_static_power"), a.scale("chip_op_energy"))
+
+
+def _passing(variants: list[GPUVariant], a: Assumptions) -> list[GPUVariant]:
+    out = [
+        v
+        for v in variants
+        if v.reaches_accuracy
+        and (a.precision is None or v.precision == a.precision)
+        and (a.kernel is None or v.kernel == a.kernel)
+    ]
+    if not out:
+        raise AtomsparkError(
+            f"no GPU variant reaches the chip's accuracy with precision {a.precision or 'any'} and "
+            f"kernel {a.kernel or 'any'}: choose another (passing: "
+            + ", ".join(f"{v.precision}/{v.kernel}" for v in variants if v.reaches_accuracy)
+            + ")"
+        )
+    return out
+
+
+def best_variant(
+    variants: list[GPUVariant], hw: DenseHardware, a: Assumptions, throughput: bool
+) -> tuple[GPUVariant, GPUPrice]:
+    """The cheapest passing variant (energy per sample) under the assumptions."""
+    priced = [(v, _gpu_price(v, hw, a, throughput)) for v in _passing(variants, a)]
+    return min(priced, key=lambda vp: vp[1].energy_j)
+
+
+def _ratio(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> float:
+    _, price = best_variant(variants, hw, a, throughput)
+    return price.energy_j / max(_chip_energy(chip, a), 1e-300)
+
+
+def _alternatives(variants: list[GPUVariant]) -> dict[str, tuple]:
+    passing = [v for v in variants if v.reaches_accuracy]
+    return {
+        "static_scope": STATIC_SCOPES,
+        "launch_model": LAUNCH_MODELS,
+        "precision": tuple(dict.fromkeys(v.precision for v in passing)),
+        "kernel": tuple(dict.fromkeys(v.kernel for v in passing)),
+        **{name: SCALES for name in SCALED},
+    }
+
+
+def _with(a: Assumptions, name: str, value) -> Assumptions:
+    if name in SCALED:
+        return replace(a, scales={**a.scales, name: value})
+    return replace(a, **{name: value})
+
+
+def ratio_range(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> tuple:
+    """(lowest, highest) ratio over every combination of the alternatives (module docstring)."""
+    alts = _alternatives(variants)
+    names = list(alts)
+    ratios, cache = [], {}
+    for combo in itertools.product(*(alts[n] for n in names)):
+        trial = Assumptions(scales={})
+        for n, v in zip(names, combo):
+            trial = _with(trial, n, v)
+        if not any(
+            x.reaches_accuracy and x.precision == trial.precision and x.kernel == trial.kernel
+            for x in variants
+        ):
+            continue  # fmt: skip
+        key = (trial.static_scope, trial.launch_model, trial.precision, trial.kernel,
+               *(trial.scale(n) for n in ("gpu_idle_power", "gpu_busy_power", "gpu_launch_overhead")))  # fmt: skip
+        if key not in cache:
+            _, price = best_variant(variants, hw, trial, throughput)
+            cache[key] = price.energy_j
+        ratios.append(cache[key] / max(_chip_energy(chip, trial), 1e-300))
+    return min(ratios), max(ratios)
+
+
+def tornado(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> list[dict]:
+    """Each alternative moved alone from the headline: its ratios, widest swing first."""
+    base = _ratio(chip, variants, hw, a, throughput)
+    bars = []
+    for name, values in _alternatives(variants).items():
+        ratios = {}
+        for value in values:
+            trial = _with(a, name, value)
+            try:
+                ratios[_label(name, value)] = _ratio(chip, variants, hw, trial, throughput)
+            except AtomsparkError:
+                continue  # this precision / kernel does not reach the accuracy
+        lo, hi = min(ratios.values()), max(ratios.values())
+        bars.append({"assumption": name, "label": _title(name), "ratios": ratios,
+                     "low": lo, "high": hi, "headline": base})  # fmt: skip
+    return sorted(bars, key=lambda b: b["high"] / b["low"], reverse=True)
+
+
+def _title(name: str) -> str:
+    return SCALED.get(name, name.replace("_", " "))
+
+
+def _label(name: str, value) -> str:
+    return f"x{value:g}" if name in SCALED else str(value)
+
+
+def compare_workload(
+    name: str, chip: ChipRow, variants: list[GPUVariant], hw: DenseHardware, a: Assumptions
+) -> dict:
+    """Chip row, GPU rows, the headline ratio with its range and the tornado, at batch 1 and at
+    the GPU's throughput batch (JSON-ready; module docstring)."""
+    out = {"workload": name, "chip": chip.to_dict(a.static_scope), "fits": chip.fits}
+    out["gpu_variants"] = [
+        {"precision": v.precision, "kernel": v.kernel, "reaches_accuracy": v.reaches_accuracy,
+         "accuracy": v.accuracy, "algorithm": v.algorithm.name,
+         "iterations_per_sample": v.algorithm.iterations_per_sample(),
+         "iterations_source": v.algorithm.iterations_source}
+        for v in variants
+    ]  # fmt: skip
+    rows = []
+    for throughput in (False, True):
+        v, price = best_variant(variants, hw, a, throughput)
+        rows.append(_gpu_row(price, "headline (the GPU at its best)"))
+        for launches in LAUNCH_MODELS:
+            if launches != a.launch_model:
+                alt = _gpu_price(v, hw, replace(a, launch_model=launches), throughput)
+                rows.append(_gpu_row(alt, "launch-model alternative"))
+    out["gpu"] = rows
+    out["headline"] = {**asdict(a), "precision": rows[0]["precision"], "kernel": rows[0]["kernel"]}
+    if not chip.fits:
+        out.update(ratio=None, ratio_min=None, ratio_max=None, batch_1=None, tornado=None)
+        return out
+    for key, throughput in (("throughput", True), ("batch_1", False)):
+        lo, hi = ratio_range(chip, variants, hw, a, throughput)
+        out[key] = {
+            "ratio": _ratio(chip, variants, hw, a, throughput),
+            "ratio_min": lo,
+            "ratio_max": hi,
+            "tornado": tornado(chip, variants, hw, a, throughput),
+        }
+    out["ratio"] = out["throughput"]["ratio"]
+    out["ratio_min"] = out["throughput"]["ratio_min"]
+    out["ratio_max"] = out["throughput"]["ratio_max"]
+    return out
+
+
+def _gpu_row(p: GPUPrice, role: str) -> dict:
+    return {
+        "role": role,
+        "hardware": p.hardware,
+        "fits": True,
+        "cores": None,
+        "batch": p.batch,
+        "precision": p.precision,
+        "launch_model": p.launches,
+        "kernel": p.kernel,
+        "static_scope": p.static_scope,
+        "energy_uJ": p.energy_j * 1e6,
+        "energy_tdp_bound_uJ": p.energy_tdp_bound_j * 1e6,
+        "latency_us": p.latency_s * 1e6,
+        "time_per_sample_us": p.time_s * 1e6,
+        "iterations_per_sample": p.iterations,
+        "bound": p.bound,
+        "source": "model (mapping/gpu_pricing.py)",
+    }
