@@ -175,12 +175,14 @@ def chip_cost(
     positions: np.ndarray | None = None,
     static_scope: str = "device",
     layout: str = "auto",
+    fit: Fit | None = None,
 ) -> tuple[Fit, EnergyReport | None]:
-    """Fit the graph (mapping/layouts.py) and price `profile` on the layout that fits; no
-    energy (None) when none does."""
-    node_scalar = compartment_profile(graph, profile)
-    unit_events = np.concatenate(node_scalar.unit_events) if node_scalar.unit_events else None
-    fit = fit_graph(graph, chip, layout, unit_events, strategy, positions)
+    """Fit the graph (mapping/layouts.py; or reuse `fit`) and price `profile` on the layout
+    that fits; no energy (None) when none does."""
+    if fit is None:
+        node_scalar = compartment_profile(graph, profile)
+        unit_events = np.concatenate(node_scalar.unit_events) if node_scalar.unit_events else None
+        fit = fit_graph(graph, chip, layout, unit_events, strategy, positions)
     if not fit.fits:
         return fit, None
     scalar = fit.cmap.to_profile(profile)

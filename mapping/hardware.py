@@ -251,7 +251,7 @@ class _Reader:
             raise AtomsparkError(
                 f"hardware {self.origin}: '{where}.{key}' is an estimate without a 'derivation'"
             )
-        self.sources[f"{where}.{key}"] = {k: v for k, v in entry.items() if k != "value"}
+        self.sources[f"{where}.{key}"] = dict(entry)
         base = _base_unit(where, key)
         if base is None:
             return float(value)
@@ -357,3 +357,9 @@ def _graph_step(data: dict, rd: _Reader) -> float:
         "derivation": "no graph-step figure in the hardware file",
     }
     return rd.number(data, "launch_overhead_s", "dense")
+
+
+def hardware_sources(*hardware: Hardware) -> dict:
+    """{hardware name: {field: {value, unit, source[, estimate, derivation]}}} of the numbers
+    a comparison used, for reports and docs (every hardware number carries its source)."""
+    return {hw.name: {key: dict(meta) for key, meta in hw.sources.items()} for hw in hardware}

@@ -93,44 +93,41 @@ def _moving_mean(x: np.ndarray, window: int) -> np.ndarray:
     return np.convolve(x, kernel, mode="same") / np.convolve(np.ones(len(x)), kernel, mode="same")
 
 
-def plot_costs(comparisons: dict[str, CostComparison], path: str | os.PathLike) -> None:
-    """Left: how each run's chip energy splits into its parts (share, with the total); right:
-    energy per sample on the chip and on the dense device. Runs are rows (names never overlap),
-    one energy unit throughout, log scale when the values span decades."""
+def plot_costs(comparisons: dict, path: str | os.PathLike) -> None:
+    """How each run's chip energy per sample splits into its parts (share, with the total at the
+    right). Values: CostComparison or EnergyReport; runs that do not fit the chip are listed in
+    the title. Runs are rows (names never overlap). The GPU side is in chip_vs_gpu.png."""
     plt = _pyplot()
-    names: Sequence[str] = list(comparisons)
+    reports = {
+        n: (c.neuromorphic if isinstance(c, CostComparison) else c) for n, c in comparisons.items()
+    }
+    missing = [n for n, r in reports.items() if r is None]
+    names: Sequence[str] = [n for n, r in reports.items() if r is not None]
     y = np.arange(len(names))
-    chip = np.array([comparisons[n].neuromorphic.energy_per_sample_j for n in names])
-    gpu = np.array([comparisons[n].dense.energy_j for n in names])
-    unit, scale = energy_unit(np.concatenate([chip, gpu]))
-    height = 1.6 + 0.55 * len(names)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, height), sharey=True)
+    chip = np.array([reports[n].energy_per_sample_j for n in names])
+    unit, scale = energy_unit(chip)
+    fig, ax1 = plt.subplots(figsize=(7.5, 1.6 + 0.55 * max(len(names), 1)))
     parts = ["synaptic_ops", "updates_active", "updates_idle", "spikes", "routing", "static"]
     left = np.zeros(len(names))
     totals = np.maximum(chip, 1e-300)
     for part in parts:
-        vals = np.array([getattr(comparisons[n].neuromorphic.breakdown, part) for n in names])
+        vals = np.array([getattr(reports[n].breakdown, part) for n in names])
         share = 100.0 * vals / totals
         ax1.barh(y, share, left=left, label=part.replace("_", " "))
         left += share
     for i, total in enumerate(chip):
         ax1.text(101, i, f"{total * scale:.3g} {unit}", va="center", fontsize=8)
-    chip_name = comparisons[names[0]].neuromorphic.hardware
+    chip_name = reports[names[0]].hardware if names else "chip"
     ax1.set_xlim(0, 125)
     ax1.set_xticks([0, 25, 50, 75, 100])
     ax1.set_xlabel(f"share of {chip_name} energy per sample (%); total at the right")
     ax1.set_yticks(y, names)
     ax1.invert_yaxis()
-    ax1.set_title(f"{chip_name}: where the energy goes")
-    ax1.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=3)
-    dense_name = comparisons[names[0]].dense.hardware
-    ax2.barh(y - 0.2, chip * scale, 0.4, label=f"{chip_name} (event-driven)")
-    ax2.barh(y + 0.2, gpu * scale, 0.4, label=f"{dense_name} dense equivalent (model)")
-    if _spans_decades(np.concatenate([chip, gpu])):
-        ax2.set_xscale("log")
-    ax2.set_xlabel(f"energy per sample ({unit})")
-    ax2.set_title("event-driven chip vs dense device")
-    ax2.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=2)
+    title = f"{chip_name}: where the energy goes"
+    if missing:
+        title += " (does not fit: " + ", ".join(missing) + ")"
+    ax1.set_title(title, fontsize=9, y=1.25)
+    ax1.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=3)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

@@ -66,7 +66,7 @@ def test_profile_writes_costs_and_plots(model, request, tmp_path, capsys):
     assert ops["effective_acs"] + ops["effective_macs"] <= costs["synops_per_sample"] + 1e-9
     assert ops["dense"] >= ops["effective_acs"] + ops["effective_macs"]
     if importlib.util.find_spec("torch"):  # the GPU's own algorithm on the same samples
-        assert len(costs["gpu_fair"]["rows"]) == 4 and "assumptions" in costs["gpu_fair"]
+        assert len(costs["gpu_fair"]["rows"]) == 6 and "assumptions" in costs["gpu_fair"]
         assert (out / "chip_vs_gpu.png").stat().st_size > 1000
 
 
@@ -221,8 +221,12 @@ def test_demo_runs_end_to_end(tmp_path):
     assert summary["vn"]["engine_vs_reference_max_rel_error"] < 0.1
     assert summary["rsgn"]["sparse"]["engine_vs_reference_max_score_error"] < 1e-9
     assert summary["rsgn"]["published"]["active_fraction_per_step"][-1] == 1.0
-    for png in ("vn_activity.png", "costs.png"):
+    for png in ("vn_activity.png", "costs.png", "chip_vs_gpu.png", "tornado.png"):
         assert (out / png).is_file()
+    for name, r in summary["chip_vs_gpu"].items():
+        assert r["fits"], name  # every demo workload has a layout that fits Loihi 2
+        assert r["ratio_min"] <= r["ratio"] <= r["ratio_max"]
+        assert r["chip"]["static_scope"] == "device" and r["chip"]["energy_uJ"] > 0
 
 
 TINY_RSGN = """
@@ -274,8 +278,13 @@ def test_train_resume_and_compare(tmp_path, capsys):
     report = json.loads((cmp / "comparison.json").read_text())
     rows = report["gpu_fair"]["rows"]
     assert [(r["batch"] == 1, r["launches"]) for r in rows] == [
-        (True, "fused"), (False, "fused"), (True, "per-op"), (False, "per-op")
+        (True, "graph"), (False, "graph"), (True, "per-iteration"), (False, "per-iteration"),
+        (True, "per-op"), (False, "per-op"),
     ]  # fmt: skip
+    ratios = report["chip_vs_gpu"]
+    assert ratios["fits"] and ratios["ratio_min"] <= ratios["ratio"] <= ratios["ratio_max"]
+    assert ratios["chip"]["static_scope"] == "device" == ratios["gpu"][0]["static_scope"]
+    assert (cmp / "tornado.png").stat().st_size > 0
     assert (cmp / "chip_vs_gpu.png").stat().st_size > 0
     assert report["backends"]["engine_float"]["agreement_vs_torch"]["decision_agreement"] == 1.0
 

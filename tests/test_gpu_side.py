@@ -71,7 +71,7 @@ def _toy(iterations=(10, 30), ops=40.0) -> DenseAlgorithm:
 def test_roofline_launch_bound_and_power_model():
     hw = load_hardware("h100")
     alg = _toy()
-    fused = price_algorithm(alg, hw, 1, "fused")
+    fused = price_algorithm(alg, hw, 1, "per-iteration")
     per_op = price_algorithm(alg, hw, 1, "per-op")
     assert fused.iterations == 20  # batch 1: each sample its own count (mean)
     assert fused.bound == "launch" and fused.time_s == pytest.approx(20 * hw.launch_overhead_s)
@@ -81,12 +81,12 @@ def test_roofline_launch_bound_and_power_model():
     expect = hw.idle_power_w * fused.time_s + (hw.busy_power_w - hw.idle_power_w) * kernel
     assert fused.energy_j == pytest.approx(expect)
     assert fused.energy_j < fused.energy_tdp_bound_j == pytest.approx(hw.tdp_w * fused.time_s)
-    big = price_algorithm(alg, hw, 1024, "fused")
+    big = price_algorithm(alg, hw, 1024, "per-iteration")
     assert big.iterations == 30  # a batch runs to its slowest sample
-    b = throughput_batch(alg, hw, "fused")
-    best = price_algorithm(alg, hw, b, "fused")
+    b = throughput_batch(alg, hw, "per-iteration")
+    best = price_algorithm(alg, hw, b, "per-iteration")
     assert b & (b - 1) == 0 and best.energy_j < fused.energy_j / 10
-    assert price_algorithm(alg, hw, b // 2, "fused").energy_j > best.energy_j * 1.01
+    assert price_algorithm(alg, hw, b // 2, "per-iteration").energy_j > best.energy_j * 1.01
 
 
 class _Clock:
@@ -127,13 +127,17 @@ def test_measured_time_and_nvml_energy_replace_the_model(monkeypatch, tmp_path):
 
     meter = nvml_meter(make_work, torch.device("cuda", 0))
     side = gpu_side(_toy(), "h100", chip_energy_j=1e-6, chip_time_s=1e-3, meter=meter)
-    for row in side["rows"]:
+    measured = [r for r in side["rows"] if r["source"].startswith("measured")]
+    assert len(measured) == 2  # eager torch is the per-op launch model; the others stay modelled
+    assert all(r["launch_model"] == "per-op (measured: eager PyTorch)" for r in measured)
+    assert all(r["source"].startswith("model") for r in side["rows"] if r not in measured)
+    for row in measured:
         assert row["source"].startswith("measured on Fake H100") and "NVML" in row["source"]
         scale = row["batch"] / min(row["batch"], 4096)
         assert row["energy_j"] == pytest.approx(3.0 * scale / row["batch"], rel=1e-2)
         assert row["time_s"] == pytest.approx(0.01 * scale / row["batch"], rel=1e-6)
         assert row["energy_ratio_gpu_over_chip"] == pytest.approx(row["energy_j"] / 1e-6)
-    assert sorted(set(batches)) == sorted({min(r["batch"], 4096) for r in side["rows"]})
+    assert sorted(set(batches)) == sorted({min(r["batch"], 4096) for r in measured})
     assert nvml_meter(make_work, torch.device("cpu")) is None  # no GPU: the model stands
     modelled = gpu_side(_toy(), "h100", 1e-6, 1e-3)
     assert all(r["source"].startswith("model") for r in modelled["rows"])

@@ -14,12 +14,39 @@ from atomspark.sim.core import AtomsparkError, require_int
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     require_torch("demo")  # its GPU side runs the torch path's own algorithm
+    from atomspark.scenarios.compare.chip_rows import parse_assumptions
     from atomspark.scenarios.runs.demo import run_demo
 
+    assumptions = _assumptions(args, parse_assumptions)
     run_demo(
-        args.out, seed=args.seed, hardware=args.hardware, gpu=args.gpu, overwrite=args.overwrite
-    )
+        args.out, seed=args.seed, hardware=args.hardware, gpu=args.gpu, overwrite=args.overwrite,
+        assumptions=assumptions,
+    )  # fmt: skip
     return 0
+
+
+def _assumptions(args: argparse.Namespace, parse):
+    """The chip-vs-GPU headline's assumptions from the command line (refused before any work)."""
+    return parse(args.static_scope, args.launch_model, args.precision, args.kernel, args.assume)
+
+
+def _add_ratio_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags that change one assumption of the chip-vs-GPU headline (docs/chip_vs_gpu.md)."""
+    parser.add_argument("--static-scope", default="device", choices=("device", "shared"),
+                        help="static/idle power of whole devices held (default) or of the "
+                        "fraction used, on both sides")  # fmt: skip
+    parser.add_argument("--launch-model", default="graph",
+                        choices=("graph", "per-iteration", "per-op"),
+                        help="GPU launches: graph-captured (default), one per iteration, per op")  # fmt: skip
+    parser.add_argument("--precision", default=None, choices=("fp32", "tf32", "bf16", "int8"),
+                        help="GPU precision of the headline (default: the cheapest that "
+                        "reaches the chip's accuracy)")  # fmt: skip
+    parser.add_argument("--kernel", default=None, choices=("dense", "sparse"),
+                        help="RSGN messages on the GPU (default: the cheaper)")  # fmt: skip
+    parser.add_argument("--assume", action="append", default=[], metavar="NAME=SCALE",
+                        help="scale an estimated constant, e.g. gpu_idle_power=0.6 (names: "
+                        "gpu_idle_power, gpu_busy_power, gpu_launch_overhead, "
+                        "chip_static_power, chip_op_energy); repeatable")  # fmt: skip
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
@@ -176,7 +203,10 @@ DEFAULT_SAMPLES = 16
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     require_torch("compare")
+    from atomspark.scenarios.compare.chip_rows import parse_assumptions
     from atomspark.scenarios.compare.chip_vs_gpu import compare
+
+    assumptions = _assumptions(args, parse_assumptions)
     from atomspark.scenarios.runs.model_task import task_samples
 
     if args.samples is not None:
@@ -224,6 +254,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         fixed_point=not args.no_fixed,
         steps=args.steps,
         overwrite=args.overwrite,
+        assumptions=assumptions,
     )
     print_comparison(report)
     print(f"[compare] wrote {args.out}/comparison.json and plots")
@@ -287,8 +318,14 @@ def print_comparison(report: dict) -> None:
         from atomspark.scenarios.compare.gpu_side import format_rows
 
         fair = report["gpu_fair"]
-        print(f"[compare] chip ({fair['chip_backend']}) vs the GPU's own algorithm:")
+        print(f"[compare] chip ({fair['chip_backend']}) vs the GPU's own algorithm, fp32:")
         for line in format_rows(report["model"]["kind"].upper(), fair):
+            print(line)
+    if "chip_vs_gpu" in report:
+        from atomspark.mapping.chip_gpu_ratios import format_results
+
+        ratios = report["chip_vs_gpu"]
+        for line in format_results({ratios["workload"]: ratios}):
             print(line)
     for row in report.get("cutoff_sweep") or []:
         acc = "n/a" if row.get("accuracy") is None else f"{row['accuracy']:.3f}"
@@ -386,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="results/demo", help="output folder (JSON + PNG)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the models and data")
     demo.add_argument("--hardware", default="loihi2", help="neuromorphic hardware preset")
-    demo.add_argument("--gpu", default="h100", help="GPU preset to compare against")
+    demo.add_argument("--gpu", default="h100", help="GPU preset or JSON file to compare against")
+    _add_ratio_flags(demo)
     _add_overwrite(demo, "demo")
     demo.set_defaults(func=_cmd_demo)
 
@@ -542,7 +580,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, cuda:N")
     cmp.add_argument("--hardware", default="loihi2", help="neuromorphic preset or JSON file")
-    cmp.add_argument("--gpu", default="h100", help="GPU preset that prices the torch run")
+    cmp.add_argument("--gpu", default="h100", help="GPU preset or JSON file that prices the GPU")
+    _add_ratio_flags(cmp)
     cmp.add_argument("--steps", type=int, default=2000, help="engine steps per VN sample")
     cmp.add_argument("--no-fixed", action="store_true", help="skip the fixed-point engine run")
     cmp.add_argument("--out", default="results/compare", help="output folder (JSON + PNG)")

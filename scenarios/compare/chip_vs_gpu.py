@@ -27,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from atomspark.mapping.costs import compare_costs
+from atomspark.mapping.chip_gpu_ratios import Assumptions, compare_workload
+from atomspark.mapping.costs import chip_cost, compare_costs
+from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.quantize import fixed_rsgn_runner, fixed_vn_runner
 from atomspark.networks.model_io import check_file_format, load_npy
 from atomspark.networks.rsgn.dynamics import ignition, initial_state
@@ -39,14 +41,16 @@ from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
 from atomspark.networks.torch_path.device import pinned_numerics, resolve_dtype, select_device
 from atomspark.networks.torch_path.vn_torch import settle as torch_settle
 from atomspark.networks.vn.model import VNModel
+from atomspark.scenarios.compare.chip_rows import chip_row
 from atomspark.scenarios.compare.gpu_meter import measure
 from atomspark.scenarios.compare.gpu_side import rsgn_gpu_side, vn_gpu_side
-from atomspark.scenarios.compare.gpu_side_plots import plot_gpu_side
+from atomspark.scenarios.compare.gpu_variants import rsgn_gpu_variants, vn_gpu_variants
 from atomspark.scenarios.compare.plots import (
     plot_accuracy_energy,
     plot_cutoff,
     plot_energy_hist,
 )
+from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
 from atomspark.scenarios.runs.engine import LoadedModel, concat_profiles, require_run_memory
 from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
 from atomspark.sim.graph import Graph, Population
@@ -202,17 +206,24 @@ def _rsgn_engine(
 
 
 def _chip_costs(graph, profiles, hardware: str, gpu: str, batch: int, positions=None) -> dict:
-    """compare_costs over all samples, plus each sample priced on its own (its own placement by
-    its own traffic, as a deployment of that one sample would be): the per-sample distribution."""
+    """compare_costs over all samples, plus each sample priced on its own on the same placement:
+    the per-sample distribution (None when the network does not fit the chip)."""
     kw = {"batch": batch, "positions": positions}
     cost = compare_costs(
         graph, concat_profiles(profiles), hardware, gpu, n_samples=len(profiles), **kw
     )
-    per_sample = [
-        compare_costs(graph, p, hardware, gpu, n_samples=1, **kw).neuromorphic.energy_per_sample_j
-        for p in profiles
-    ]
-    return {"comparison": cost, "per_sample_energy_j": per_sample}
+    per_sample = None
+    if cost.fits:
+        chip = load_hardware(hardware) if isinstance(hardware, str) else hardware
+        per_sample = [
+            chip_cost(graph, p, chip, 1, fit=cost.fit)[1].energy_per_sample_j for p in profiles
+        ]
+    return {
+        "comparison": cost,
+        "per_sample_energy_j": per_sample,
+        "graph": graph,
+        "profile": concat_profiles(profiles),
+    }
 
 
 def _mean_active_fraction(profiles: Sequence[Profile]) -> float:
@@ -309,16 +320,23 @@ def _torch_backend(kind, model, x, device, dtype, gpu, dense_cost_model) -> tupl
 
 def _engine_entry(costs: dict, wall: float, active: float, agreement: dict) -> dict:
     cmp = costs["comparison"]
-    return {
+    entry = {
         "wall_s_per_sample": wall,
         "active_fraction": active,
         "agreement_vs_torch": agreement,
-        "energy_per_sample_j": cmp.neuromorphic.energy_per_sample_j,
-        "latency_per_sample_s": cmp.neuromorphic.time_per_sample_s,
-        "energy_source": f"model: {cmp.neuromorphic.hardware} engine counters + placement",
-        "per_sample_energy_j": costs["per_sample_energy_j"],
+        "fits": cmp.fits,
         "costs": cmp.to_dict(),
     }
+    if not cmp.fits:
+        entry["energy_source"] = "none: no layout fits the chip (costs.placement.problems)"
+        return entry
+    entry.update(
+        energy_per_sample_j=cmp.neuromorphic.energy_per_sample_j,
+        latency_per_sample_s=cmp.neuromorphic.time_per_sample_s,
+        energy_source=f"model: {cmp.neuromorphic.hardware} engine counters + placement",
+        per_sample_energy_j=costs["per_sample_energy_j"],
+    )
+    return entry
 
 
 def rsgn_cutoff_sweep(
@@ -349,7 +367,11 @@ def rsgn_cutoff_sweep(
                 "final_active_fraction": float(np.mean(alpha > c)),
                 "mean_active_fraction": _mean_active_fraction(profiles),
                 "synops_per_sample": float(sum(p.synops.sum() for p in profiles) / len(tokens)),
-                "energy_per_sample_j": costs["comparison"].neuromorphic.energy_per_sample_j,
+                "energy_per_sample_j": (
+                    costs["comparison"].neuromorphic.energy_per_sample_j
+                    if costs["comparison"].fits
+                    else None
+                ),
             }
         )
     return rows
@@ -363,6 +385,7 @@ def _rsgn_fixed_entry(params, config, x, labels, scores_t, scores_float, hardwar
     entry = _engine_entry(
         costs, wall, _mean_active_fraction(profiles), rsgn_agreement(scores_t, scores)
     )
+    entry["_costs"] = costs  # the chip row's run (taken out before the report is written)
     entry["accuracy"] = _accuracy(scores, labels)
     entry["agreement_vs_engine_float"] = rsgn_agreement(scores_float, scores)
     entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
@@ -385,6 +408,7 @@ def compare(
     cutoffs: Sequence[float] | None = DEFAULT_CUTOFFS,
     overwrite: bool = False,
     log: Callable[[str], None] = print,
+    assumptions: Assumptions | None = None,
 ) -> dict:
     """Run a trained model (model.npz from `train`) on `data` in torch (dense, on `device`) and on
     the event engine (float; also fixed point when `fixed_point`), and write comparison.json
@@ -393,6 +417,7 @@ def compare(
     or None (float32 on CUDA, float64 on CPU). Returns the report dict."""
     kind, model = load_trained_model(model_path)
     x, labels = load_data(data, kind, model)
+    assumptions = assumptions or Assumptions()
     torch_device = select_device(device)
     steps = require_int("steps", steps, minimum=1)
     tdtype = resolve_dtype(dtype, torch_device)
@@ -444,15 +469,20 @@ def compare(
                 "supported": False,
                 "reason": "hard top-k has no integer atom",
             }
-        fixed_ran = "energy_per_sample_j" in backends.get("engine_fixed", {})
+        fixed_ran = "costs" in backends.get("engine_fixed", {})
         chip_name = "engine_fixed" if fixed_ran else "engine_float"  # the chip runs fixed point
         chip = backends[chip_name]
         stage("the GPU's own algorithm on the same samples")
-        report["gpu_fair"] = vn_gpu_side(
-            model, x, codes_t, codes_q if chip_name == "engine_fixed" else codes_f, gpu,
-            chip["energy_per_sample_j"], chip["latency_per_sample_s"], torch_device,
-        )  # fmt: skip
-        report["gpu_fair"]["chip_backend"] = chip_name
+        chip_codes = codes_q if chip_name == "engine_fixed" else codes_f
+        chip_costs = costs_q if chip_name == "engine_fixed" else costs_f
+        if chip["fits"]:
+            report["gpu_fair"] = vn_gpu_side(
+                model, x, codes_t, chip_codes, gpu, chip["energy_per_sample_j"],
+                chip["latency_per_sample_s"], torch_device,
+            )  # fmt: skip
+            report["gpu_fair"]["chip_backend"] = chip_name
+        variants = vn_gpu_variants(model, x, codes_t, chip_codes)
+        row = chip_row(chip_costs["graph"], chip_costs["profile"], load_hardware(hardware), n)
     else:
         params, config = model
         scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
@@ -477,23 +507,35 @@ def compare(
         chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
         chip = backends[chip_name]
         stage("the GPU's own algorithm on the same samples")
-        report["gpu_fair"] = rsgn_gpu_side(
-            params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
-            chip["latency_per_sample_s"], torch_device,
+        if chip["fits"]:
+            report["gpu_fair"] = rsgn_gpu_side(
+                params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
+                chip["latency_per_sample_s"], torch_device,
+            )  # fmt: skip
+            report["gpu_fair"]["chip_backend"] = chip_name
+            report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
+                "chip": chip["accuracy"],
+                "gpu": entry_t["accuracy"],
+                "note": "the GPU runs the float forward; the chip side is "
+                + chip_name
+                + " (fixed point can differ: docs/lava.md)",
+            }
+        chip_costs = chip.pop("_costs", None) or costs_e
+        agreement = chip["agreement_vs_torch"]["decision_agreement"]
+        variants = rsgn_gpu_variants(params, config, graph_e, x, agreement)
+        row = chip_row(
+            chip_costs["graph"], chip_costs["profile"], load_hardware(hardware), n,
+            params.positions,
         )  # fmt: skip
-        report["gpu_fair"]["chip_backend"] = chip_name
-        report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
-            "chip": chip["accuracy"],
-            "gpu": entry_t["accuracy"],
-            "note": "the GPU runs the float forward; the chip side is "
-            + chip_name
-            + " (fixed point can differ: docs/lava.md)",
-        }
         if cutoffs:
             stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")
             report["cutoff_sweep"] = rsgn_cutoff_sweep(
                 params, config, x, labels, scores_t, cutoffs, hardware, gpu
             )
+    ratios = compare_workload(kind.upper(), row, variants, load_hardware(gpu), assumptions)
+    ratios["chip_backend"] = chip_name
+    ratios["chip_steps"] = "the engine's step budget (--steps)" if kind == "vn" else "K + 1"
+    report["chip_vs_gpu"] = ratios
     atomic_write_text(out / "comparison.json", json.dumps(report, indent=2))
     stage("plots")
     metric = "accuracy" if kind == "rsgn" else "reconstruction_error"
@@ -501,11 +543,6 @@ def compare(
     plot_energy_hist(report, out / "energy_per_sample.png")
     if "cutoff_sweep" in report:
         plot_cutoff(report, out / "cutoff_sweep.png")
-    fair = report["gpu_fair"]
-    plot_gpu_side(
-        {kind.upper(): fair},
-        {kind.upper(): backends[fair["chip_backend"]]["energy_per_sample_j"]},
-        f"{hardware} ({fair['chip_backend']})",
-        out / "chip_vs_gpu.png",
-    )
+    plot_ratios({kind.upper(): ratios}, out / "chip_vs_gpu.png")
+    plot_tornado({kind.upper(): ratios}, out / "tornado.png")
     return report

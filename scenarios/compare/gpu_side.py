@@ -29,8 +29,8 @@ from atomspark.networks.torch_path.vn_torch import proximal_descent, settle
 from atomspark.networks.vn.model import VNModel
 from atomspark.networks.vn.settle import settle as vn_settle
 from atomspark.scenarios.compare.gpu_meter import measure
+from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
-from atomspark.sim.validation import AtomsparkError
 from torch.utils._python_dispatch import TorchDispatchMode
 
 TOLERANCE_LADDER = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10)
@@ -81,7 +81,7 @@ class MatchedSettle:
     target_rel_error: float  # the chip's
 
 
-def _torch_settle(model: VNModel, x: np.ndarray, tol: float):
+def gpu_settle(model: VNModel, x: np.ndarray, tol: float):
     """(codes, iterations) of the GPU's settle: joint FISTA, or block descent with top-k."""
     module = vn_to_torch(model)
     xt = torch.from_numpy(np.asarray(x, dtype=model.dtype))
@@ -101,7 +101,7 @@ def match_tolerance(
     the reference on every sample (the tightest rung if none is)."""
     kind = "joint" if model.layers[-1].topk is None else "block"
     for tol in TOLERANCE_LADDER:
-        codes, iterations = _torch_settle(model, x, tol)
+        codes, iterations = gpu_settle(model, x, tol)
         err = relative_code_error(codes, reference)
         if err.max() <= target_rel_error or tol == TOLERANCE_LADDER[-1]:
             return MatchedSettle(kind, tol, iterations, float(err.max()), target_rel_error)

@@ -10,33 +10,35 @@ from atomspark.mapping.plots import _pyplot, _save
 
 
 def plot_gpu_side(sides: dict[str, dict], chip: dict[str, float], chip_name: str, path) -> None:
-    """Per workload: the chip's energy per sample and the four GPU rows (batch 1 / throughput
-    batch x fused / per-op launches), log scale; each workload's assumptions as a caption."""
+    """Per workload: the chip's energy per sample and every GPU row (batch 1 / throughput batch
+    x launch model), log scale; each workload's assumptions as a caption."""
     plt = _pyplot()
     names = list(sides)
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    n_rows = len(sides[names[0]]["rows"])
+    fig, ax = plt.subplots(figsize=(10, 4.4))
     x = np.arange(len(names))
-    width = 0.16
-    ax.bar(x - 2 * width, [chip[n] for n in names], width, label=chip_name, color="C3")
-    for j in range(4):
+    width = 0.8 / (n_rows + 1)
+    ax.bar(x - 0.4 + width / 2, [chip[n] for n in names], width, label=chip_name, color="C3")
+    for j in range(n_rows):
         rows = [sides[n]["rows"][j] for n in names]
         r0 = rows[0]
         label = f"GPU batch {'1' if r0['batch'] == 1 else 'opt.'}, {r0['launches']}"
-        color = ("C0", "C1", "C2", "C4")[j]
-        ax.bar(x + (j - 1) * width, [r["energy_j"] for r in rows], width, label=label, color=color)
-        for xi, r in zip(x, rows):
+        at = x - 0.4 + (j + 1.5) * width
+        ax.bar(at, [r["energy_j"] for r in rows], width, label=label, color=f"C{(j + 4) % 10}")
+        for xi, r in zip(at, rows):
             ax.annotate(
                 f"{r['energy_ratio_gpu_over_chip']:.2g}x",
-                (xi + (j - 1) * width, r["energy_j"]),
+                (xi, r["energy_j"]),
                 ha="center",
                 va="bottom",
-                fontsize=6,
+                fontsize=5,
+                rotation=90,
             )
     ax.set_xticks(x, names)
     ax.set_yscale("log")
     ax.set_ylabel("energy per sample (J)")
     ax.set_title("chip vs the GPU's own algorithm to the same accuracy (labels: GPU / chip)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=4)
     caption = "\n".join(textwrap.fill(f"{n}: {sides[n]['assumptions']}", 170) for n in names)
     fig.text(0.01, -0.02, caption, fontsize=5.5, va="top", family="monospace")
     _save(fig, os.fspath(path))

@@ -10,25 +10,26 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import torch
-from atomspark.mapping.costs import CostComparison, compare_costs, price_dense
-from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.chip_gpu_ratios import Assumptions, compare_workload, format_results
+from atomspark.mapping.hardware import hardware_sources, load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
-from atomspark.scenarios.compare.gpu_side import format_rows, rsgn_gpu_side, vn_gpu_side
-from atomspark.scenarios.compare.gpu_side_plots import plot_gpu_side
+from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR, chip_row, truncate, vn_stops
+from atomspark.scenarios.compare.gpu_variants import (
+    rsgn_fp32_decisions,
+    rsgn_gpu_variants,
+    vn_gpu_variants,
+)
+from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
 from atomspark.scenarios.runs.engine import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.core import atomic_write_text
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_folder import prepare_run_folder
 
-CPU = torch.device("cpu")  # where the GPU side's iteration counts are measured here
 VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
-GPU_BATCH = 256  # the GPU's throughput setting, priced beside batch 1 (latency)
-SETTLED_REL_ERROR = 1e-3
 SEND_ON_DELTA = 1e-3  # VN variant: an atom sends only when its unsent change exceeds this  # "settled": every code within this of the reference, relative to max |g|
 
 
@@ -53,7 +54,7 @@ def vn_section(
     graph = exact.graph
     record = [(p.name, "g") for p in graph.populations]
     runs = exact.run(test, VN_STEPS, record=record)
-    delta = lazy.run(test, VN_STEPS)
+    delta = lazy.run(test, VN_STEPS, record=record)
     profiles, delta_profiles = runs.profiles, delta.profiles
     for i in range(len(test)):
         trace = np.concatenate([runs.traces[i][pair] for pair in record], axis=1)
@@ -106,10 +107,8 @@ def vn_section(
         f"{lazy['events_per_sample']:.0f} ({out['events_per_sample'] / max(lazy['events_per_sample'], 1):.0f}x "
         f"fewer), max relative code error {lazy['max_rel_error']:.1e}"
     )
-    chip_codes = [np.stack([o[l] for o in runs.outputs]) for l in range(len(ref.codes))]
-    delta_codes = [np.stack([o[l] for o in delta.outputs]) for l in range(len(ref.codes))]
-    gpu_inputs = {"model": model, "x": test, "reference": ref.codes, "chip": chip_codes,
-                  "send_on_delta": delta_codes}  # fmt: skip
+    gpu_inputs = {"model": model, "x": test, "reference": ref.codes, "graph": graph,
+                  "runs": {"VN settle": runs, "VN send-on-delta": delta}, "record": record}  # fmt: skip
     return out, prof, graph, concat_profiles(delta_profiles), gpu_inputs
 
 
@@ -195,61 +194,33 @@ def run_demo(
     gpu: str = "h100",
     log: Callable[[str], None] = print,
     overwrite: bool = False,
+    assumptions: Assumptions | None = None,
 ) -> dict:
     """Run everything, print a short summary, write summary.json and PNG figures to `out`
-    (a new or empty folder, or a previous demo's with overwrite=True)."""
-    load_hardware(hardware), load_hardware(gpu)  # name a bad preset before 30 s of work
+    (a new or empty folder, or a previous demo's with overwrite=True). `assumptions`: the
+    chip-vs-GPU headline's (mapping/chip_gpu_ratios.py; default: the GPU at its best, whole
+    devices held)."""
+    chip_hw, gpu_hw = load_hardware(hardware), load_hardware(gpu)  # name a bad preset first
+    assumptions = assumptions or Assumptions()
     out = prepare_run_folder(out, "demo", "overwrite" if overwrite else "new")
-    vn, vn_profile, vn_graph, vn_delta_profile, vn_gpu = vn_section(seed, log)
+    vn, vn_profile, _, vn_delta_profile, vn_gpu = vn_section(seed, log)
     rs, rsgn_runs, rsgn_models = rsgn_section(seed, log)
-    costs: dict[str, CostComparison] = {
-        "VN settle": compare_costs(vn_graph, vn_profile, hardware, gpu, n_samples=vn["samples"]),
-        "VN send-on-delta": compare_costs(
-            vn_graph, vn_delta_profile, hardware, gpu, n_samples=vn["samples"]
-        ),
-    }
+    workloads = _vn_workloads(vn_gpu, chip_hw, vn)
     for mode, run in rsgn_runs.items():
-        costs[f"RSGN {mode}"] = compare_costs(
-            run.graph,
-            run.profile,
-            hardware,
-            gpu,
-            n_samples=run.n_samples,
-            positions=run.positions,
-        )
-    batched = {
-        name: price_dense(
-            _graph_of(name, vn_graph, rsgn_runs),
-            c.neuromorphic.steps // c.neuromorphic.n_samples,
-            gpu,
-            batch=GPU_BATCH,
-        )[1]
-        for name, c in costs.items()
+        params, cfg, tokens = rsgn_models[mode]
+        chip = chip_row(run.graph, run.profile, chip_hw, run.n_samples, run.positions)
+        fp32 = rsgn_fp32_decisions(params, cfg, tokens)
+        agreement = float(np.mean(np.asarray(run.outputs).argmax(1) == fp32))
+        variants = rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
+        workloads[f"RSGN {mode}"] = (chip, variants)
+    results = {
+        name: compare_workload(name, chip, variants, gpu_hw, assumptions)
+        for name, (chip, variants) in workloads.items()
     }
-    for name, c in costs.items():
-        chip = c.neuromorphic
-        log(
-            f"[cost] {name}: {chip.hardware} {chip.energy_per_sample_j * 1e6:.3g} uJ, "
-            f"{chip.time_per_sample_s * 1e6:.3g} us per sample on {chip.cores_used} cores | "
-            f"{c.dense.hardware} dense at the chip's steps (old pricing), batch 1: "
-            f"{c.dense.energy_j * 1e6:.3g} uJ, "
-            f"{c.dense.time_s * 1e6:.3g} us; batch {GPU_BATCH}: "
-            f"{batched[name].energy_j * 1e6:.3g} uJ, {batched[name].time_s * 1e6:.3g} us per sample"
-        )
-    sides = _gpu_sides(costs, gpu, vn_gpu, rsgn_models, rsgn_runs)
-    for name, side in sides.items():
-        for line in format_rows(name, side):
-            log(line)
-    summary = {
-        "seed": seed,
-        "vn": vn,
-        "rsgn": rs,
-        "gpu_fair": sides,
-        "costs": {
-            k: {**c.to_dict(), f"dense_batch_{GPU_BATCH}": batched[k].to_dict()}
-            for k, c in costs.items()
-        },
-    }
+    for line in format_results(results):
+        log(line)
+    summary = {"seed": seed, "vn": vn, "rsgn": rs, "chip_vs_gpu": results}
+    summary["chip_vs_gpu_sources"] = hardware_sources(chip_hw, gpu_hw)
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2))
     vn_profile.to_json(out / "vn_profile.json")
     plot_activity(
@@ -258,37 +229,33 @@ def run_demo(
         "VN settle on the event engine (one sample)",
         variant=(f"send-on-delta {SEND_ON_DELTA:g}", _first_sample(vn_delta_profile, VN_STEPS)),
     )
-    plot_costs(costs, out / "costs.png")
-    chip = {n: c.neuromorphic.energy_per_sample_j for n, c in costs.items()}
-    plot_gpu_side(sides, chip, hardware, out / "chip_vs_gpu.png")
+    plot_costs({n: c.report for n, (c, _) in workloads.items()}, out / "costs.png")
+    plot_ratios(results, out / "chip_vs_gpu.png")
+    plot_tornado(results, out / "tornado.png")
     log(
         f"[demo] wrote {out}/summary.json, vn_profile.json, vn_activity.png, costs.png, "
-        "chip_vs_gpu.png"
+        "chip_vs_gpu.png, tornado.png"
     )
     return summary
 
 
-def _gpu_sides(
-    costs: dict, gpu: str, vn_gpu: dict, rsgn_models: dict, rsgn_runs: dict
-) -> dict[str, dict]:
-    """Each workload against the GPU running its own algorithm on the same samples: joint FISTA
-    to the chip's accuracy for VN (exact and send-on-delta codes set different targets), the
-    published forward for RSGN (scenarios/compare/gpu_side.py)."""
-    sides = {}
-    for name, c in costs.items():
-        chip = c.neuromorphic
-        e, t = chip.energy_per_sample_j, chip.time_per_sample_s
-        if name.startswith("VN"):
-            codes = vn_gpu["send_on_delta" if "delta" in name else "chip"]
-            sides[name] = vn_gpu_side(
-                vn_gpu["model"], vn_gpu["x"], vn_gpu["reference"], codes, gpu, e, t, CPU
-            )
-        else:
-            mode = name.split()[-1]
-            params, cfg, tokens = rsgn_models[mode]
-            graph = rsgn_runs[mode].graph
-            sides[name] = rsgn_gpu_side(params, cfg, graph, tokens, gpu, e, t, CPU)
-    return sides
+def _vn_workloads(vn_gpu: dict, chip_hw, vn: dict) -> dict:
+    """Each VN variant stopped at its accuracy target on the chip (scenarios/compare/chip_rows),
+    against the GPU's settle to the accuracy the chip reached."""
+    out = {}
+    for name, runs in vn_gpu["runs"].items():
+        stops, codes = vn_stops(
+            runs.traces, vn_gpu["record"], vn_gpu["reference"], SETTLED_REL_ERROR
+        )
+        prof = concat_profiles([truncate(p, s) for p, s in zip(runs.profiles, stops)])
+        chip = chip_row(vn_gpu["graph"], prof, chip_hw, len(stops))
+        variants = vn_gpu_variants(vn_gpu["model"], vn_gpu["x"], vn_gpu["reference"], codes)
+        vn.setdefault("chip_stop_steps", {})[name] = {
+            "target_rel_error": SETTLED_REL_ERROR, "budget": VN_STEPS, "per_sample": stops,
+            "mean": float(np.mean(stops)),
+        }  # fmt: skip
+        out[name] = (chip, variants)
+    return out
 
 
 def _first_sample(profile: Profile, steps: int) -> Profile:
@@ -303,10 +270,6 @@ def _first_sample(profile: Profile, steps: int) -> Profile:
         unit_events=profile.unit_events,
         **counters,
     )
-
-
-def _graph_of(name: str, vn_graph, rsgn_runs: dict):
-    return vn_graph if name.startswith("VN") else rsgn_runs[name.split()[-1]].graph
 
 
 def _fmt(d: dict) -> str:

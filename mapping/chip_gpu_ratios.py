@@ -10,9 +10,11 @@ workload's time ("device"), the graph-captured launch model, the cheapest precis
 (dense or sparse gather) that reach the chip's accuracy, every constant at its file value; at
 batch 1 (latency) and at the GPU's throughput-optimal batch (the chip runs one sample at a time).
 
-Range: the lowest and highest ratio over every combination of the alternatives in ALTERNATIVES
-(static scope, launch model, passing precision, kernel, and each estimated constant at half and
-double its value). Tornado: each alternative moved alone from the headline.
+Range: the lowest and highest ratio over every combination of the alternatives (static scope,
+launch model, passing precision, kernel, and each estimated constant in SCALED at half and double
+the headline's value). Tornado: each alternative moved alone from the headline. A user who
+disagrees with an assumption sets it (Assumptions; `--static-scope`, `--launch-model`,
+`--precision`, `--kernel`, `--assume NAME=SCALE`, or a hardware JSON file of their own).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import asdict, dataclass, field, replace
 
+import numpy as np
 from atomspark.mapping.gpu_pricing import (
     LAUNCH_MODELS,
     STATIC_SCOPES,
@@ -29,7 +32,7 @@ from atomspark.mapping.gpu_pricing import (
     throughput_batch,
 )
 from atomspark.mapping.hardware import DenseHardware
-from atomspark.sim.validation import AtomsparkError
+from atomspark.sim.core import AtomsparkError
 
 SCALES = (1.0, 0.5, 2.0)  # an estimated constant at its value, half and double
 SCALED = {
@@ -56,6 +59,7 @@ class ChipRow:
     latency_s: float | None = None
     steps: float | None = None
     problems: tuple[str, ...] = ()
+    report: object = field(default=None, repr=False, compare=False)  # the EnergyReport priced
 
     def energy(self, scope: str, static_scale: float = 1.0, op_scale: float = 1.0) -> float:
         return self.dynamic_j * op_scale + self.static_j[scope] * static_scale
@@ -175,8 +179,9 @@ def _alternatives(variants: list[GPUVariant]) -> dict[str, tuple]:
 
 
 def _with(a: Assumptions, name: str, value) -> Assumptions:
+    """`a` with one alternative applied: a choice replaced, or a constant's scale multiplied."""
     if name in SCALED:
-        return replace(a, scales={**a.scales, name: value})
+        return replace(a, scales={**a.scales, name: a.scale(name) * value})
     return replace(a, **{name: value})
 
 
@@ -184,23 +189,24 @@ def ratio_range(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -
     """(lowest, highest) ratio over every combination of the alternatives (module docstring)."""
     alts = _alternatives(variants)
     names = list(alts)
-    ratios, cache = [], {}
+    valid = {(v.precision, v.kernel) for v in variants if v.reaches_accuracy}
+    gpu_scaled = ("gpu_idle_power", "gpu_busy_power", "gpu_launch_overhead")
+    lo, hi, cache = np.inf, -np.inf, {}
     for combo in itertools.product(*(alts[n] for n in names)):
-        trial = Assumptions(scales={})
-        for n, v in zip(names, combo):
-            trial = _with(trial, n, v)
-        if not any(
-            x.reaches_accuracy and x.precision == trial.precision and x.kernel == trial.kernel
-            for x in variants
-        ):
-            continue  # fmt: skip
-        key = (trial.static_scope, trial.launch_model, trial.precision, trial.kernel,
-               *(trial.scale(n) for n in ("gpu_idle_power", "gpu_busy_power", "gpu_launch_overhead")))  # fmt: skip
+        vals = dict(zip(names, combo))
+        if (vals["precision"], vals["kernel"]) not in valid:
+            continue
+        scales = {n: a.scale(n) * vals[n] for n in SCALED}
+        key = tuple(vals[n] for n in CHOICES) + tuple(scales[n] for n in gpu_scaled)
         if key not in cache:
-            _, price = best_variant(variants, hw, trial, throughput)
-            cache[key] = price.energy_j
-        ratios.append(cache[key] / max(_chip_energy(chip, trial), 1e-300))
-    return min(ratios), max(ratios)
+            trial = Assumptions(*(vals[n] for n in CHOICES), scales=scales)
+            cache[key] = best_variant(variants, hw, trial, throughput)[1].energy_j
+        chip_j = chip.energy(
+            vals["static_scope"], scales["chip_static_power"], scales["chip_op_energy"]
+        )
+        ratio = cache[key] / max(chip_j, 1e-300)
+        lo, hi = min(lo, ratio), max(hi, ratio)
+    return float(lo), float(hi)
 
 
 def tornado(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> list[dict]:
@@ -288,3 +294,30 @@ def _gpu_row(p: GPUPrice, role: str) -> dict:
         "bound": p.bound,
         "source": "model (mapping/gpu_pricing.py)",
     }
+
+
+def format_results(results: dict[str, dict]) -> list[str]:
+    """Printable lines: per workload the chip row, the headline GPU rows and the ratios."""
+    lines = []
+    for name, r in results.items():
+        c = r["chip"]
+        if not r["fits"]:
+            lines.append(f"[chip vs gpu] {name}: {c['hardware']} {c['took']}; no ratio")
+            continue
+        lines.append(
+            f"[chip vs gpu] {name}: {c['hardware']} {c['energy_uJ']:.4g} uJ, {c['latency_us']:.4g} us "
+            f"per sample on {c['cores']} cores ({c['took']}; static scope {c['static_scope']})"
+        )
+        for row in (g for g in r["gpu"] if g["role"].startswith("headline")):
+            lines.append(
+                f"[chip vs gpu] {name}: {row['hardware']} batch {row['batch']} {row['precision']} "
+                f"{row['kernel']} {row['launch_model']}: {row['energy_uJ']:.4g} uJ, "
+                f"{row['latency_us']:.4g} us latency ({row['bound']}-bound)"
+            )
+        for key, what in (("batch_1", "batch 1"), ("throughput", "throughput")):
+            q = r[key]
+            lines.append(
+                f"[chip vs gpu] {name}: GPU/chip energy at {what} {q['ratio']:.3g}x "
+                f"(range {q['ratio_min']:.3g}-{q['ratio_max']:.3g}x)"
+            )
+    return lines

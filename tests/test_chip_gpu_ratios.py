@@ -1,0 +1,226 @@
+"""Chip-vs-GPU ratios: the same static scope on both sides, the GPU at its best (precision,
+launch model, sparse kernel), headline inside its range, the tornado plot readable, no ratio for
+a chip row that does not fit, and assumptions changed from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from atomspark.mapping.chip_gpu_ratios import (
+    SCALED,
+    Assumptions,
+    ChipRow,
+    GPUVariant,
+    compare_workload,
+)
+from atomspark.mapping.gpu_pricing import DenseAlgorithm, Phase, price_algorithm
+from atomspark.mapping.hardware import load_hardware
+from atomspark.sim.core import AtomsparkError
+
+H100 = load_hardware("h100")
+
+
+def _alg(precision="fp32", kernel="dense", flops=4e6, weight_bytes=4e6, ops=40.0) -> DenseAlgorithm:
+    phase = Phase("p", np.array([20.0, 40.0]), flops, weight_bytes, 1e4, ops, gemm_fraction=0.9)
+    return DenseAlgorithm("toy", (phase,), "given", precision=precision, kernel=kernel)
+
+
+def _variants(passing=("fp32", "tf32", "bf16"), failing=("int8",)) -> list[GPUVariant]:
+    out = [GPUVariant(p, "dense", _alg(p), True, "ok") for p in passing]
+    out += [GPUVariant(p, "dense", _alg(p), False, "not reached") for p in failing]
+    out.append(GPUVariant("fp32", "sparse", _alg("fp32", "sparse", flops=1e6), True, "ok"))
+    return out
+
+
+def _chip(fits=True) -> ChipRow:
+    if not fits:
+        return ChipRow("loihi2", False, "does not fit: too many axons", problems=("axons",))
+    return ChipRow(
+        "loihi2", True, "split", cores=10, chips=1, dynamic_j=2e-6,
+        static_j={"device": 3e-6, "shared": 3e-6 * 10 / 128}, latency_s=1e-4, steps=100,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("scope", ["device", "shared"])
+def test_static_scope_is_the_same_on_both_sides(scope):
+    r = compare_workload("w", _chip(), _variants(), H100, Assumptions(static_scope=scope))
+    assert r["chip"]["static_scope"] == scope
+    assert {g["static_scope"] for g in r["gpu"]} == {scope}
+    assert r["chip"]["energy_uJ"] == pytest.approx((2e-6 + _chip().static_j[scope]) * 1e6)
+
+
+def test_gpu_static_scope_device_charges_idle_for_the_whole_time():
+    alg = _alg()
+    dev = price_algorithm(alg, H100, 1, "per-op", static_scope="device")
+    shared = price_algorithm(alg, H100, 1, "per-op", static_scope="shared")
+    t, k = dev.latency_s, dev.kernel_time_s
+    assert dev.energy_j == pytest.approx(
+        H100.idle_power_w * t + (H100.busy_power_w - H100.idle_power_w) * k
+    )
+    assert shared.energy_j == pytest.approx(H100.busy_power_w * k)
+    assert shared.energy_j < dev.energy_j
+
+
+def test_launch_models_and_precisions_order_as_expected():
+    alg = _alg()
+    t = {m: price_algorithm(alg, H100, 1, m).time_s for m in ("graph", "per-iteration", "per-op")}
+    assert t["graph"] < t["per-iteration"] < t["per-op"]
+    big = 4096  # compute-bound: tensor-core precisions are faster than fp32 CUDA cores
+    e = {p: price_algorithm(alg, H100, big, "graph", p).time_s for p in ("fp32", "tf32", "bf16")}
+    assert e["bf16"] < e["tf32"] < e["fp32"]
+    with pytest.raises(AtomsparkError, match="precision 'fp8'"):
+        price_algorithm(alg, H100, 1, "graph", "fp8")
+
+
+def test_headline_is_the_cheapest_passing_variant_and_inside_its_range():
+    r = compare_workload("w", _chip(), _variants(), H100, Assumptions())
+    assert r["headline"]["precision"] != "int8"  # int8 does not reach the accuracy
+    head = r["gpu"][0]
+    assert head["launch_model"] == "graph" and head["batch"] == 1
+    for key in ("batch_1", "throughput"):
+        q = r[key]
+        assert q["ratio_min"] <= q["ratio"] <= q["ratio_max"]
+        for bar in q["tornado"]:
+            assert q["ratio_min"] <= bar["low"] <= bar["headline"] <= bar["high"] <= q["ratio_max"]
+        labels = {b["assumption"] for b in q["tornado"]}
+        assert labels == {"static_scope", "launch_model", "precision", "kernel", *SCALED}
+    assert r["ratio"] == r["throughput"]["ratio"] and r["ratio_min"] <= r["ratio_max"]
+
+
+def test_every_row_carries_the_machine_readable_fields():
+    r = compare_workload("w", _chip(), _variants(), H100, Assumptions())
+    for key in ("fits", "cores", "static_scope", "energy_uJ", "latency_us", "batch"):
+        assert key in r["chip"]
+    for g in r["gpu"]:
+        for key in (
+            "fits",
+            "static_scope",
+            "energy_uJ",
+            "latency_us",
+            "precision",
+            "launch_model",
+            "batch",
+        ):
+            assert key in g
+
+
+def test_a_chip_row_that_does_not_fit_has_no_energy_and_no_ratio():
+    r = compare_workload("w", _chip(fits=False), _variants(), H100, Assumptions())
+    assert r["fits"] is False and r["ratio"] is None and r["chip"]["energy_uJ"] is None
+    assert r["gpu"]  # the GPU side is still shown
+
+
+def test_a_scaled_constant_moves_the_ratio_and_the_range_follows():
+    base = compare_workload("w", _chip(), _variants(), H100, Assumptions())
+    idle = Assumptions(scales={"gpu_idle_power": 0.5})
+    low = compare_workload("w", _chip(), _variants(), H100, idle)
+    assert low["batch_1"]["ratio"] < base["batch_1"]["ratio"]
+    assert low["batch_1"]["ratio_max"] < base["batch_1"]["ratio_max"]  # device scope: idle counts
+
+
+def test_sparse_rsgn_kernel_prices_the_stored_synapses():
+    pytest.importorskip("torch")
+    from atomspark.networks import rsgn
+    from atomspark.networks.rsgn_compile import compile_rsgn_tokens
+    from atomspark.scenarios.compare.gpu_side import rsgn_algorithm
+
+    cfg = rsgn.RSGNConfig(
+        mode="sparse", n_nodes=64, d_hidden=16, n_classes=3, n_steps=2, k_nearest=4
+    )
+    params = rsgn.init_params(cfg, seed=0)
+    graph = compile_rsgn_tokens(
+        params, cfg, np.random.default_rng(0).standard_normal((6, cfg.d_in))
+    )
+    dense = rsgn_algorithm(params, cfg, graph, 2, "dense").phases[0]
+    sparse = rsgn_algorithm(params, cfg, graph, 2, "sparse").phases[0]
+    nnz = sum(p.n_synapses for p in graph.projections)
+    n, d = 64, 16
+    assert dense.flops == pytest.approx(2 * n * n * d + 2 * n * d * d + 4 * n * d)
+    assert sparse.flops == pytest.approx(2 * nnz * d + 2 * n * d * d + 4 * n * d)
+    assert sparse.index_bytes == 4 * (nnz + n + 1) and sparse.gemm_fraction < dense.gemm_fraction
+
+
+def test_precision_emulation_rounds_matrix_operands():
+    torch = pytest.importorskip("torch")
+    from atomspark.scenarios.compare.gpu_precision import PrecisionMode, round_mantissa
+
+    x = torch.tensor([1.0 + 2**-9, 3.14159265])
+    assert round_mantissa(x, 7).tolist() == x.bfloat16().float().tolist()
+    a, b = torch.randn(4, 8, dtype=torch.float64), torch.randn(8, 3, dtype=torch.float64)
+    errors = {}
+    for p in ("fp32", "tf32", "bf16", "int8"):
+        with PrecisionMode(p):
+            c = a @ b
+        assert c.dtype == torch.float64
+        errors[p] = float((c - a @ b).abs().max())
+    assert errors["fp32"] < 1e-5 < errors["tf32"] < errors["bf16"]
+
+
+def test_bad_assumption_flags_are_one_line_and_leave_nothing(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from atomspark.scenarios.cli.main import main
+    from atomspark.scenarios.compare.chip_rows import parse_assumptions
+
+    with pytest.raises(AtomsparkError, match="--assume 'gpu_idle=2'"):
+        parse_assumptions(assume=["gpu_idle=2"])
+    with pytest.raises(AtomsparkError, match="SCALE > 0"):
+        parse_assumptions(assume=["gpu_idle_power=-1"])
+    assert parse_assumptions(assume=["chip_op_energy=2"]).scale("chip_op_energy") == 2.0
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--assume", "nope=2"]) != 0
+    assert not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--assume" in err[0]
+
+
+def test_tornado_and_ratio_plots_are_readable_and_labels_do_not_overlap(tmp_path, checked_plots):
+    from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
+
+    results = {
+        name: compare_workload(name, _chip(), _variants(), H100, Assumptions())
+        for name in ("VN settle", "RSGN sparse")
+    }
+    results["RSGN published"] = compare_workload(
+        "RSGN published", _chip(fits=False), _variants(), H100, Assumptions()
+    )
+    plot_tornado(results, tmp_path / "tornado.png")
+    plot_ratios(results, tmp_path / "chip_vs_gpu.png")
+    assert set(checked_plots) >= {"tornado", "chip_vs_gpu"}
+    assert checked_plots == {k: [] for k in checked_plots}
+
+
+@pytest.fixture
+def checked_plots(monkeypatch):
+    """Every saved figure's readability problems (tests/test_plots.py) plus overlapping texts."""
+    from matplotlib.figure import Figure
+    from test_plots import figure_problems
+
+    seen: dict[str, list[str]] = {}
+    original = Figure.savefig
+
+    def savefig(self, fname, *args, **kwargs):
+        problems = figure_problems(self)
+        renderer = self.canvas.get_renderer()
+        texts = [t for ax in self.axes for t in (*ax.texts, ax.title) if t.get_text().strip()]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        for i, a in enumerate(boxes):
+            if any(a.overlaps(b) for b in boxes[i + 1 :]):
+                problems.append(f"text '{texts[i].get_text()}' overlaps another")
+        seen[str(fname).split("/")[-1].lstrip(".").split(".png")[0].split(".tmp")[0]] = problems
+        return original(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return seen
+
+
+def test_dataclass_assumptions_default_is_the_gpu_at_its_best():
+    a = Assumptions()
+    assert (a.static_scope, a.launch_model, a.precision, a.kernel) == (
+        "device",
+        "graph",
+        None,
+        None,
+    )
+    assert dataclasses.replace(a, scales={"chip_op_energy": 2}).scale("chip_op_energy") == 2
