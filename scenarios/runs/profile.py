@@ -120,9 +120,9 @@ def profile_model(
         strategy=strategy,
         positions=run.positions,
     )
-    if _has_torch():
+    if _has_torch() and costs.fits:
         stage(f"the GPU's own algorithm on the same samples (torch), priced on {gpu}")
-    fair = _gpu_side(loaded, data, run, gpu, costs.neuromorphic, log)
+    fair = _gpu_side(loaded, data, run, gpu, costs.neuromorphic, log) if costs.fits else None
     stage("event raster of the first sample and plots")
     summary = run.profile.summary()
     result = {
@@ -155,12 +155,21 @@ def profile_model(
         chip_e = costs.neuromorphic.energy_per_sample_j
         plot_gpu_side({name: fair}, {name: chip_e}, costs.neuromorphic.hardware, png)
     chip, dense = costs.neuromorphic, costs.dense
+    if chip is None:
+        log("[profile] does not fit the chip (no energy): " + "; ".join(costs.fit.problems))
     log(
         f"[profile] events/sample {result['events_per_sample']:.0f}, synaptic ops/sample "
         f"{result['synops_per_sample']:.0f}, active fraction "
         + ", ".join(f"{k} {v:.3f}" for k, v in summary["mean_active_fraction"].items())
     )
     log(f"[profile] NeuroBench: {format_neurobench(result['neurobench'])}")
+    if chip is not None:
+        _log_chip(log, chip, dense)
+    log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
+    return result
+
+
+def _log_chip(log, chip, dense) -> None:
     log(
         f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
         f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
@@ -168,8 +177,6 @@ def profile_model(
         f"(model, batch 1, one launch per projection and step: not a GPU user's algorithm): "
         f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us"
     )
-    log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
-    return result
 
 
 def _has_torch() -> bool:
