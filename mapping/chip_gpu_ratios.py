@@ -8,7 +8,9 @@ and the GPU's own algorithm at every precision and kernel that reaches the chip'
 Headline (the GPU at its best, the same static scope on both sides): whole devices held for the
 workload's time ("device"), the graph-captured launch model, the cheapest precision and kernel
 (dense or sparse gather) that reach the chip's accuracy, every constant at its file value; at
-batch 1 (latency) and at the GPU's throughput-optimal batch (the chip runs one sample at a time).
+batch 1 (latency: one sample on each device) and at throughput (the GPU at its throughput-optimal
+batch; the chip holding as many copies of the network as its cores allow, each sample in its own
+copy, so a held chip's static power is shared by those samples).
 
 Range: the lowest and highest ratio over every combination of the alternatives (static scope,
 launch model, passing precision, kernel, and each estimated constant in SCALED at half and double
@@ -60,9 +62,17 @@ class ChipRow:
     steps: float | None = None
     problems: tuple[str, ...] = ()
     report: object = field(default=None, repr=False, compare=False)  # the EnergyReport priced
+    copies_per_chip: int = 1  # copies of the network one chip holds side by side
 
-    def energy(self, scope: str, static_scale: float = 1.0, op_scale: float = 1.0) -> float:
-        return self.dynamic_j * op_scale + self.static_j[scope] * static_scale
+    def energy(
+        self, scope: str, static_scale: float = 1.0, op_scale: float = 1.0, throughput=False
+    ) -> float:
+        """Per sample; at throughput the chip runs `copies_per_chip` copies side by side (as the
+        GPU batches), so a held chip's static power is shared by that many samples."""
+        static = self.static_j[scope]
+        if throughput and scope == "device":
+            static = static / self.copies_per_chip
+        return self.dynamic_j * op_scale + static * static_scale
 
     def to_dict(self, scope: str) -> dict:
         return {
@@ -75,6 +85,10 @@ class ChipRow:
             "energy_uJ": self.energy(scope) * 1e6 if self.fits else None,
             "energy_uJ_by_static_scope": (
                 {s: self.energy(s) * 1e6 for s in self.static_j} if self.fits else None
+            ),
+            "copies_per_chip": self.copies_per_chip,
+            "energy_uJ_throughput": (
+                self.energy(scope, throughput=True) * 1e6 if self.fits else None
             ),
             "latency_us": self.latency_s * 1e6 if self.fits else None,
             "batch": 1,
@@ -132,8 +146,10 @@ def _gpu_price(v: GPUVariant, hw: DenseHardware, a: Assumptions, throughput: boo
     return price_algorithm(v.algorithm, gpu, batch, a.launch_model, v.precision, a.static_scope)
 
 
-def _chip_energy(chip: ChipRow, a: Assumptions) -> float:
-    return chip.energy(a.static_scope, a.scale("chip_static_power"), a.scale("chip_op_energy"))
+def _chip_energy(chip: ChipRow, a: Assumptions, throughput: bool) -> float:
+    return chip.energy(
+        a.static_scope, a.scale("chip_static_power"), a.scale("chip_op_energy"), throughput
+    )
 
 
 def _passing(variants: list[GPUVariant], a: Assumptions) -> list[GPUVariant]:
@@ -164,7 +180,7 @@ def best_variant(
 
 def _ratio(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> float:
     _, price = best_variant(variants, hw, a, throughput)
-    return price.energy_j / max(_chip_energy(chip, a), 1e-300)
+    return price.energy_j / max(_chip_energy(chip, a, throughput), 1e-300)
 
 
 def _alternatives(variants: list[GPUVariant]) -> dict[str, tuple]:
@@ -202,8 +218,9 @@ def ratio_range(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -
             trial = Assumptions(*(vals[n] for n in CHOICES), scales=scales)
             cache[key] = best_variant(variants, hw, trial, throughput)[1].energy_j
         chip_j = chip.energy(
-            vals["static_scope"], scales["chip_static_power"], scales["chip_op_energy"]
-        )
+            vals["static_scope"], scales["chip_static_power"], scales["chip_op_energy"],
+            throughput,
+        )  # fmt: skip
         ratio = cache[key] / max(chip_j, 1e-300)
         lo, hi = min(lo, ratio), max(hi, ratio)
     return float(lo), float(hi)

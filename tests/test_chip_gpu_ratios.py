@@ -40,6 +40,7 @@ def _chip(fits=True) -> ChipRow:
     return ChipRow(
         "loihi2", True, "split", cores=10, chips=1, dynamic_j=2e-6,
         static_j={"device": 3e-6, "shared": 3e-6 * 10 / 128}, latency_s=1e-4, steps=100,
+        copies_per_chip=12,
     )  # fmt: skip
 
 

@@ -87,6 +87,9 @@ def chip_row(
         latency_s=rep.time_per_sample_s,
         steps=rep.steps / n_samples,
         report=rep,
+        copies_per_chip=max(1, hw.limits.cores_per_chip // rep.cores_used)
+        if rep.chips_used == 1
+        else 1,
     )
 
 

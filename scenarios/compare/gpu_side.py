@@ -81,15 +81,18 @@ class MatchedSettle:
     target_rel_error: float  # the chip's
 
 
-def gpu_settle(model: VNModel, x: np.ndarray, tol: float):
-    """(codes, iterations) of the GPU's settle: joint FISTA, or block descent with top-k."""
+def gpu_settle(model: VNModel, x: np.ndarray, tol: float, max_iter: int | None = None):
+    """(codes, iterations) of the GPU's settle: joint FISTA, or block descent with top-k;
+    `max_iter` caps the iterations (default: JOINT_LIMITS / SETTLE_LIMITS)."""
     module = vn_to_torch(model)
     xt = torch.from_numpy(np.asarray(x, dtype=model.dtype))
     with torch.no_grad():
         if model.layers[-1].topk is None:
-            codes, iterations, _ = joint_settle(module, xt, tol=tol, **JOINT_LIMITS)
+            limit = JOINT_LIMITS["max_iter"] if max_iter is None else max_iter
+            codes, iterations, _ = joint_settle(module, xt, tol=tol, max_iter=limit)
         else:
-            res = settle(module, xt, tol=tol, **SETTLE_LIMITS)
+            kw = SETTLE_LIMITS if max_iter is None else {**SETTLE_LIMITS, "max_iter": max_iter}
+            res = settle(module, xt, tol=tol, **kw)
             codes, iterations = res.codes, res.iterations
     return [c.numpy() for c in codes], iterations.numpy()
 

@@ -9,7 +9,17 @@ import os
 import numpy as np
 from atomspark.mapping.plots import _pyplot, _save
 
-SETTINGS = (("batch_1", "batch 1"), ("throughput", "GPU throughput batch"))
+SETTINGS = (("batch_1", "batch 1"), ("throughput", "throughput"))
+
+
+def _log_ticks(ax) -> None:
+    """Log x axis with ticks at 1, 2, 5 x 10^k written plainly, no minor labels (they collide)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def plot_ratios(results: dict[str, dict], path: str | os.PathLike) -> None:
@@ -23,7 +33,7 @@ def plot_ratios(results: dict[str, dict], path: str | os.PathLike) -> None:
             missing.append(name)
             continue
         for key, what in SETTINGS:
-            labels.append(f"{name}, {what}")
+            labels.append(f"{name}, {what}")  # throughput: GPU batch, chip copies
             mid.append(r[key]["ratio"])
             lo.append(r[key]["ratio_min"])
             hi.append(r[key]["ratio_max"])
@@ -36,6 +46,8 @@ def plot_ratios(results: dict[str, dict], path: str | os.PathLike) -> None:
                     label="headline; bar: range over the alternatives")  # fmt: skip
         ax.axvline(1.0, color="k", ls=":", lw=1, label="equal energy")
         ax.set_xscale("log")
+        if max(hi) / min(lo) < 1e4:
+            _log_ticks(ax)
         ax.set_yticks(y, labels)
         ax.invert_yaxis()
         ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=2)
@@ -68,13 +80,19 @@ def plot_tornado(
         ax.barh(y, high - low, left=low, height=0.6, color="C1")
         base = r[setting]["ratio"]
         ax.axvline(base, color="k", ls="--", lw=1)
-        ax.set_xscale("log")
         lo_all, hi_all = min(low.min(), base), max(high.max(), base)
+        if hi_all / lo_all < 1e3:
+            _log_ticks(ax)
+        else:
+            ax.set_xscale("log")
         ax.set_xlim(lo_all / 1.6, hi_all * 1.6)
         ax.set_yticks(y, [f"{b['label']} ({b['low']:.2g}-{b['high']:.2g}x)" for b in bars],
                       fontsize=7)  # fmt: skip
         ax.invert_yaxis()
-        ax.set_title(f"{name}, {what}: headline {base:.3g}x (dashed)", fontsize=9)
+        where = (
+            "GPU throughput batch, chip copies side by side" if setting == "throughput" else what
+        )
+        ax.set_title(f"{name}, {where}: headline {base:.3g}x (dashed)", fontsize=9)
         ax.set_xlabel("GPU / chip energy per sample", fontsize=8)
     if not fitted:
         axes[0, 0].set_axis_off()
