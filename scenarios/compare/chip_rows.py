@@ -76,10 +76,12 @@ def chip_row(
                        problems=tuple(fit.problems))  # fmt: skip
     device = rep.breakdown.static
     held = rep.chips_used * hw.limits.cores_per_chip
+    others = [f"the {t['layout']} layout does not fit ({t['problem']})" for t in fit.tried
+              if not t["fits"]]  # fmt: skip
     return ChipRow(
         hardware=hw.name,
         fits=True,
-        took=fit.took,
+        took="; ".join([fit.took, *others]),
         cores=rep.cores_used,
         chips=rep.chips_used,
         dynamic_j=rep.energy_per_sample_j - device,

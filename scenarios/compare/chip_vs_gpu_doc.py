@@ -37,6 +37,10 @@ def _num(v: float | None) -> str:
     return "-" if v is None else (f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}")
 
 
+def _copies(n: int) -> str:
+    return f"{n} {'copy' if n == 1 else 'copies'}"
+
+
 def _summary_table(results: dict) -> list[str]:
     out = [
         "| workload | fits | cores | chip uJ (1 sample / throughput) | chip us | GPU/chip, "
@@ -69,7 +73,7 @@ def _workload(name: str, r: dict) -> list[str]:
         return out
     steps = f"{c['steps_per_sample']:.0f} steps per sample" if c["steps_per_sample"] else ""
     out += [
-        f"Placement: fits {c['hardware']} on {c['cores']} cores of {c['chips']} chip(s); "
+        f"Placement: fits {c['hardware']} on {c['cores']} core(s) of {c['chips']} chip(s); "
         f"{c['took']}. {steps}.",
         "",
         "| device | batch | precision | kernel | launches | static scope | energy uJ/sample | "
@@ -77,7 +81,7 @@ def _workload(name: str, r: dict) -> list[str]:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         f"| {c['hardware']} | 1 | engine | events | - | {c['static_scope']} | "
         f"{_num(c['energy_uJ'])} | {_num(c['latency_us'])} | - |",
-        f"| {c['hardware']}, {c['copies_per_chip']} copies side by side | "
+        f"| {c['hardware']}, {_copies(c['copies_per_chip'])} side by side | "
         f"{c['copies_per_chip']} | engine | events | - | {c['static_scope']} | "
         f"{_num(c['energy_uJ_throughput'])} | {_num(c['latency_us'])} | - |",
     ]
