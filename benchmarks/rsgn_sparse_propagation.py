@@ -10,9 +10,11 @@ ignition and after each propagation step, the loss and the logit spread, for a r
 thresholds on an untrained model of the activity grid's configuration (hierarchical task, first
 256 training sequences). It also measures how many nodes the ignition alone lights for each of
 the activity grid's ignition widths (untrained model, its initial thresholds), the reason that
-grid narrows the ignition. Writes docs/results/rsgn/sparse_propagation.json and .png.
+grid narrows the ignition. Writes docs/results/rsgn/sparse_propagation.json and .png; with
+--threshold-rule resting-subtracted (the soft threshold less its value at an empty message,
+docs/models.md) the same scan under that rule, to sparse_propagation_resting-subtracted.*.
 
-    python benchmarks/rsgn_sparse_propagation.py [--out docs/results/rsgn]
+    python benchmarks/rsgn_sparse_propagation.py [--out docs/results/rsgn] [--threshold-rule R]
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from atomspark.sim.core import atomic_write_text
 CONFIG = Path(__file__).resolve().parents[1] / "scenarios" / "configs"
 SETTINGS = {"target_activity": 0.02, "ignition_sigma": 0.05, "n_steps": 5}  # an activity cell
 THETAS = np.round(np.arange(1.0, 2.0001, 0.05), 3)
+# the resting-subtracted rule has no switch at T ln(1/c - 1): scan from 0
+THETAS_RESTING = np.round(np.arange(0.0, 2.0001, 0.1), 3)
 SIGMAS = (0.4, 0.1, 0.05, 0.03)  # the activity grid's ignition widths (0.4: the default)
 
 
@@ -60,13 +64,13 @@ def ignition_coverage(n_sequences: int = 256) -> list[dict]:
     return rows
 
 
-def scan(n_sequences: int = 256) -> dict:
-    model, x_tr, y_tr = _untrained(SETTINGS)
+def scan(n_sequences: int = 256, rule: str = "sigmoid") -> dict:
+    model, x_tr, y_tr = _untrained({**SETTINGS, "threshold_rule": rule})
     x = torch.from_numpy(x_tr[:n_sequences])
     y = torch.from_numpy(y_tr[:n_sequences]).long()
     rows = []
     with torch.no_grad():
-        for theta in THETAS:
+        for theta in THETAS if rule == "sigmoid" else THETAS_RESTING:
             model.thresholds.fill_(float(theta))
             scores, _, steps = model(x, trace=True)
             rows.append(
@@ -79,7 +83,9 @@ def scan(n_sequences: int = 256) -> dict:
             )
     c, t = model.config.cutoff, model.config.temperature
     return {
-        "command": "python benchmarks/rsgn_sparse_propagation.py",
+        "command": "python benchmarks/rsgn_sparse_propagation.py"
+        + ("" if rule == "sigmoid" else f" --threshold-rule {rule}"),
+        "threshold_rule": rule,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs",
         "config": "rsgn-paper-sparse-hierarchical",
@@ -105,16 +111,19 @@ def plot(result: dict, path: Path) -> None:
         label = "after ignition" if step == 0 else f"after step {step}"
         pct = [max(100 * r["activity_by_step"][step], 0.1) for r in rows]  # log axis: 0 at 0.1
         ax.plot(theta, pct, "o-", ms=3, label=label)
-    ax.axvline(result["resting_fires_below_theta"], color="black", ls="--", lw=1)
-    ax.text(
-        result["resting_fires_below_theta"], 0.3, "T ln(1/c - 1): every node\nreached fires below ",
-        fontsize=8, va="center", ha="right",
-    )  # fmt: skip
+    resting = result.get("threshold_rule", "sigmoid") != "sigmoid"
+    if not resting:
+        ax.axvline(result["resting_fires_below_theta"], color="black", ls="--", lw=1)
+        ax.text(
+            result["resting_fires_below_theta"], 0.3, "T ln(1/c - 1): every node\nreached fires below ",
+            fontsize=8, va="center", ha="right",
+        )  # fmt: skip
     ax.set_yscale("log")
     ax.set_ylim(0.1, 150)
     ax.set_xlabel("uniform threshold theta (untrained model)")
     ax.set_ylabel("nodes above the cutoff (%)")
-    ax.set_title("Sparse RSGN propagation: spread to all or die out", fontsize=10)
+    title = "resting-subtracted soft threshold" if resting else "spread to all or die out"
+    ax.set_title(f"Sparse RSGN propagation: {title}", fontsize=10)
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -124,11 +133,17 @@ def plot(result: dict, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("docs/results/rsgn"))
+    ap.add_argument(
+        "--threshold-rule", default="sigmoid", choices=("sigmoid", "resting-subtracted")
+    )
     args = ap.parse_args(argv)
-    result = scan()
+    result = scan(rule=args.threshold_rule)
+    stem = "sparse_propagation" + (
+        "" if args.threshold_rule == "sigmoid" else f"_{args.threshold_rule}"
+    )
     args.out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out / "sparse_propagation.json", json.dumps(result, indent=2))
-    plot(result, args.out / "sparse_propagation.png")
+    atomic_write_text(args.out / f"{stem}.json", json.dumps(result, indent=2))
+    plot(result, args.out / f"{stem}.png")
     for r in result["rows"]:
         steps = " ".join(f"{100 * a:5.1f}" for a in r["activity_by_step"])
         print(f"theta {r['theta']:.2f}: active % per step {steps}  loss {r['loss']:.1f}")

@@ -241,14 +241,14 @@ def _benchmark(name: str):
     return module
 
 
-def test_rsgn_sparse_propagation_plot(tmp_path, checked):
+@pytest.mark.parametrize("rule", ["sigmoid", "resting-subtracted"])
+def test_rsgn_sparse_propagation_plot(tmp_path, checked, rule):
     rows = [
         {"theta": t, "activity_by_step": [0.02] + [0.9 if t < 1.5 else 0.01] * 5}
         for t in (1.0, 1.25, 1.5, 1.75, 2.0)
     ]
-    _benchmark("rsgn_sparse_propagation").plot(
-        {"rows": rows, "resting_fires_below_theta": 1.47}, tmp_path / "sparse_propagation.png"
-    )
+    result = {"rows": rows, "resting_fires_below_theta": 1.47, "threshold_rule": rule}
+    _benchmark("rsgn_sparse_propagation").plot(result, tmp_path / "sparse_propagation.png")
     _assert_readable(checked, {"sparse_propagation"})
 
 
