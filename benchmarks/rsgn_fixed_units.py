@@ -115,11 +115,11 @@ BEGIN, END = "<!-- rsgn_fixed_units: begin -->", "<!-- rsgn_fixed_units: end -->
 def table(results: dict) -> str:
     """The Markdown table of every run in the results, with how and where they were measured."""
     head = (
-        "| run | task | mode, N, d, K | epochs | samples | float acc. % "
+        "| run | task | mode, N, d, K | epochs | samples | torch acc. % (all) | float acc. % "
         "| 8-bit W_h: acc. % / same class % | split W_h: acc. % / same class % "
         "| float nodes, W_h alone in 8 bits / 8 bits per row / 12 bits: same class % "
         "| wraps / clips (8-bit, split) | chance % |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
@@ -127,9 +127,11 @@ def table(results: dict) -> str:
         units = [f"{100 * acc[u]:.1f} / {100 * same[u]:.1f}" for u in UNITS]
         ablation = " / ".join(f"{100 * same[k]:.1f}" for k in ABLATIONS)
         overflow = ", ".join(f"{r['wraps'][u]} / {r['clips'][u]}" for u in UNITS)
+        last = r["accuracy_torch_last_epoch"]
+        torch = "-" if last is None else f"{100 * last:.1f}"
         rows.append(
             f"| {name} | {r['task']} | {r['mode']}, {r['n_nodes']}, {r['d_hidden']}, "
-            f"{r['n_steps']} | {r['epochs']} | {r['samples']} | {100 * acc['float']:.1f} "
+            f"{r['n_steps']} | {r['epochs']} | {r['samples']} | {torch} | {100 * acc['float']:.1f} "
             f"| {units[0]} | {units[1]} | {ablation} | {overflow} | {100 * r['chance']:.0f} |"
         )
     dates = sorted(r["date"][:16] for r in results["runs"].values())
@@ -137,7 +139,7 @@ def table(results: dict) -> str:
     note = (
         f"\n`python benchmarks/rsgn_fixed_units.py --table` from "
         f"docs/results/rsgn_fixed/units.json (runs evaluated {dates[0]} to {dates[-1]} UTC on "
-        f"{'; '.join(machines)}); the first validation sequences of each run's own task.\n"
+        f"{'; '.join(machines)}); the validation sequences (samples) of each run's own task.\n"
     )
     return head + "\n".join(rows) + "\n" + note
 
