@@ -93,8 +93,15 @@ def test_vn_engine_agrees_with_torch(vn_model, tmp_path):
     assert t["energy_per_sample_j"] > 0 and "model" in t["energy_source"]
     on_disk = json.loads((tmp_path / "comparison.json").read_text())
     assert on_disk["backends"]["engine_float"]["agreement_vs_torch"] == agree
-    for png in ("accuracy_vs_energy.png", "energy_per_sample.png"):
+    for png in ("accuracy_vs_energy.png", "energy_per_sample.png", "tornado.png"):
         assert (tmp_path / png).stat().st_size > 0
+    # the chip side of the ratio stops at its accuracy target: fewer steps than the budget,
+    # so less energy than the budget's run (same placement, same whole-chip static scope)
+    ratios = report["chip_vs_gpu"]
+    assert ratios["chip_backend"] == "engine_fixed" and "stopped" in ratios["chip_steps"]
+    assert ratios["chip"]["steps_per_sample"] < 1500
+    assert ratios["chip"]["energy_uJ"] < q["energy_per_sample_j"] * 1e6
+    assert ratios["ratio_min"] <= ratios["ratio"] <= ratios["ratio_max"]
 
 
 def test_rsgn_engine_agrees_with_torch_and_reference(rsgn_model, tmp_path):

@@ -13,7 +13,10 @@ RSGN the predicted class, VN the support of the codes), task accuracy (RSGN) or 
 reconstruction error (VN), active fraction, wall time per sample here, energy and latency per
 sample. RSGN also gets the soft-vs-event sweep: the sigmoid never reaches exactly zero, so the
 event-driven model silences nodes at or below a cutoff; accuracy and activity are measured
-against that cutoff. Writes comparison.json (atomic) and PNG plots to out_dir.
+against that cutoff. `chip_vs_gpu` in the report is the chip-vs-GPU headline with its range
+(mapping/chip_gpu_ratios.py): the chip backend on a layout that fits, a VN settle stopped at its
+accuracy target (scenarios/compare/chip_rows.py), the GPU's own algorithm at every precision that
+reaches the chip's accuracy. Writes comparison.json (atomic) and PNG plots to out_dir.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
 from atomspark.networks.torch_path.device import pinned_numerics, resolve_dtype, select_device
 from atomspark.networks.torch_path.vn_torch import settle as torch_settle
 from atomspark.networks.vn.model import VNModel
-from atomspark.scenarios.compare.chip_rows import chip_row
+from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR, chip_row, truncate, vn_stops
 from atomspark.scenarios.compare.gpu_meter import measure
 from atomspark.scenarios.compare.gpu_side import rsgn_gpu_side, vn_gpu_side
 from atomspark.scenarios.compare.gpu_variants import rsgn_gpu_variants, vn_gpu_variants
@@ -162,15 +165,29 @@ def _torch_forward(kind: str, model, x: np.ndarray, device: torch.device, dtype)
 
 # ----- event engine ----------------------------------------------------------------------------
 def _vn_engine(model: VNModel, x: np.ndarray, steps: int, fixed: bool):
-    """Settle each sample on the engine (float, or the integer VN atom); codes per layer."""
+    """Settle each sample on the engine (float, or the integer VN atom); codes per layer. The
+    per-step codes are recorded (float units) so that the chip's stop can be measured."""
     runner = vn_runner(model)
     if fixed:
         runner = fixed_vn_runner(runner, frac_bits=FIXED_FRAC_BITS)
+    record = [(p.name, "g") for p in runner.graph.populations]
     t0 = time.perf_counter()
-    runs = runner.run(x, steps)
+    runs = runner.run(x, steps, record=record)
     wall = (time.perf_counter() - t0) / len(x)
     codes = [np.stack([out[l] for out in runs.outputs]) for l in range(len(model.layers))]
-    return codes, runs.profiles, runner.graph, wall
+    scale = 2.0**-FIXED_FRAC_BITS if fixed else 1.0
+    traces = [{k: v * scale for k, v in t.items()} for t in runs.traces]
+    return codes, runs.profiles, runner.graph, wall, (traces, record)
+
+
+def _vn_chip_at_target(profiles, traced, graph, reference, hardware: str):
+    """The chip row of a VN run stopped at its accuracy target (scenarios/compare/chip_rows.py)
+    and the chip's codes at that step (the GPU's accuracy target)."""
+    traces, record = traced
+    stops, codes = vn_stops(traces, record, reference, SETTLED_REL_ERROR)
+    prof = concat_profiles([truncate(p, s) for p, s in zip(profiles, stops)])
+    row = chip_row(graph, prof, load_hardware(hardware), len(stops))
+    return row, codes, stops
 
 
 def rsgn_event_graph(
@@ -435,7 +452,7 @@ def compare(
     stage = Stages(log, "[compare]", 4 + bool(fixed_point) + sweep)
     stage(f"{n} sample(s) on the event engine (float)")
     if kind == "vn":
-        codes_f, prof_f, graph_f, wall_f = _vn_engine(model, x, steps, fixed=False)
+        codes_f, prof_f, graph_f, wall_f, traced_f = _vn_engine(model, x, steps, fixed=False)
         stage(f"{n} sample(s) in torch on {torch_device}")
         costs_f = _chip_costs(graph_f, prof_f, hardware, gpu, n)
         entry_t, codes_t = _torch_backend(
@@ -453,7 +470,7 @@ def compare(
         if fixed_point:
             stage(f"{n} sample(s) on the fixed-point engine")
         if fixed_point and model.layers[-1].topk is None:
-            codes_q, prof_q, graph_q, wall_q = _vn_engine(model, x, steps, fixed=True)
+            codes_q, prof_q, graph_q, wall_q, traced_q = _vn_engine(model, x, steps, fixed=True)
             costs_q = _chip_costs(graph_q, prof_q, hardware, gpu, n)
             entry = _engine_entry(
                 costs_q, wall_q, _mean_active_fraction(prof_q), vn_agreement(codes_t, codes_q)
@@ -481,8 +498,16 @@ def compare(
                 chip["latency_per_sample_s"], torch_device,
             )  # fmt: skip
             report["gpu_fair"]["chip_backend"] = chip_name
-        variants = vn_gpu_variants(model, x, codes_t, chip_codes)
-        row = chip_row(chip_costs["graph"], chip_costs["profile"], load_hardware(hardware), n)
+        fixed = chip_name == "engine_fixed"
+        row, stop_codes, stops = _vn_chip_at_target(
+            prof_q if fixed else prof_f, traced_q if fixed else traced_f, chip_costs["graph"],
+            codes_t, hardware,
+        )  # fmt: skip
+        variants = vn_gpu_variants(model, x, codes_t, stop_codes)
+        chip_steps = (
+            f"stopped at its accuracy target ({SETTLED_REL_ERROR:g} relative to the torch "
+            f"reference): {np.mean(stops):.0f} steps per sample on average (budget {steps})"
+        )
     else:
         params, config = model
         scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
@@ -534,7 +559,7 @@ def compare(
             )
     ratios = compare_workload(kind.upper(), row, variants, load_hardware(gpu), assumptions)
     ratios["chip_backend"] = chip_name
-    ratios["chip_steps"] = "the engine's step budget (--steps)" if kind == "vn" else "K + 1"
+    ratios["chip_steps"] = chip_steps if kind == "vn" else "K + 1"
     report["chip_vs_gpu"] = ratios
     atomic_write_text(out / "comparison.json", json.dumps(report, indent=2))
     stage("plots")
