@@ -28,7 +28,7 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -544,17 +544,52 @@ def train(
             'untouched); set dtype = "float32" or turn mixed_precision off'
         )
     with pinned_numerics(device, dtype) as numerics:
-        run = (out, state, changes, device, dtype, numerics)
-        return _train(cfg, run, progress, max_steps)
+        run = _start_run(cfg, out, state, device, dtype, numerics)
+        _announce(run, state, changes, progress)
+        return _train(run, progress, max_steps)
 
 
-def _train(cfg, run, progress, max_steps) -> TrainResult:
-    """train()'s loop, with the run folder prepared and the numerics pinned."""
-    out, state, changes, device, dtype, numerics = run
-    task = cfg["task"]
-    x_tr, y_tr, x_va, y_va, extra = build_data(cfg)
+@dataclass
+class _Run:
+    """A training run's state from step to step: what a checkpoint stores, plus the data, the
+    device and the pinned numerics it runs under."""
+
+    cfg: dict
+    out: Path
+    device: torch.device
+    dtype: torch.dtype
+    numerics: dict
+    data: tuple  # x_train, y_train, x_val, y_val, extra (build_data)
+    module: torch.nn.Module
+    n_batches: int
+    total: int
+    opt: torch.optim.Optimizer | None = None
+    sched: torch.optim.lr_scheduler.LRScheduler | None = None
+    slow: dict = field(default_factory=lambda: {"history": []})
+    ticks: int = 0  # scheduler steps over the run (epochs for "cosine-epoch")
+    segments: list = field(default_factory=list)  # the cosine schedule, stretched on resume
+    rng: np.random.Generator | None = None
+    step: int = 0
+    epoch: int = 0
+    pos: int = 0
+    order: np.ndarray | None = None
+    saved_at: int | None = None
+
+    @property
+    def task(self) -> str:
+        return self.cfg["task"]
+
+    @property
+    def is_rsgn(self) -> bool:
+        return self.task == "rsgn-sequence" and self.cfg["model"]["kind"] == "rsgn"
+
+
+def _start_run(cfg: dict, out: Path, state: dict | None, device, dtype, numerics) -> _Run:
+    """Data, model, optimiser and random streams, fresh or restored from a checkpoint."""
+    data = build_data(cfg)
+    x_tr = data[0]
     torch.manual_seed(cfg["seed"])
-    module = build_model(cfg, x_tr.shape[-1], extra, device, dtype)
+    module = build_model(cfg, x_tr.shape[-1], data[4], device, dtype)
     if state is not None:
         _resize_sparse_edges(module, state["model"])
         try:
@@ -563,177 +598,209 @@ def _train(cfg, run, progress, max_steps) -> TrainResult:
             raise AtomsparkError(
                 f"checkpoint {out / CHECKPOINT}: does not fit this config's model ({exc})"
             ) from exc
-    _check_data_matches(module, task, x_tr)
-
+    _check_data_matches(module, cfg["task"], x_tr)
     n_batches = -(-len(x_tr) // cfg["batch_size"])
     total = cfg["epochs"] * n_batches
-    opt = sched = None
-    slow: dict = {"history": []}
-    ticks = total  # scheduler steps over the run (epochs for "cosine-epoch")
-    segments = [[0, 1.0, total]]
+    run = _Run(cfg, out, device, dtype, numerics, data, module, n_batches, total, ticks=total)
+    run.segments = [[0, 1.0, total]]
     if state is not None and state.get("schedule"):
-        segments = [list(seg) for seg in state["schedule"]]
-    if task == "rsgn-sequence":
-        o = cfg["optimizer"]
-        if not cfg["plasticity"]["learn_thresholds"]:  # the homeostat alone sets them
-            module.thresholds.requires_grad_(False)
-        trained = [p for p in module.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(trained, lr=o["lr"], weight_decay=o["weight_decay"])
-        ticks = cfg["epochs"] if o["schedule"] == "cosine-epoch" else total
-        if state is None or not state.get("schedule"):
-            segments[:] = [[0, 1.0, ticks]]
-        factor = (lambda t: 1.0) if o["schedule"] == "constant" else _cosine_factor(segments)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
-        slow["pcfg"] = plasticity_config(cfg)
-        slow["baseline"] = DeviceRewardBaseline(device)
-
-    rng = np.random.default_rng(cfg["seed"])
-    step, epoch, pos, order = 0, 0, 0, None
+        run.segments = [list(seg) for seg in state["schedule"]]
+    if run.task == "rsgn-sequence":
+        _add_optimiser(run, fresh_schedule=state is None or not state.get("schedule"))
+    run.rng = np.random.default_rng(cfg["seed"])
     if state is not None:
-        if opt is not None:
-            if "lr_lambdas" not in (state.get("scheduler") or {}):
-                raise AtomsparkError(
-                    f"checkpoint {out / CHECKPOINT}: written by an older atomspark (its learning-"
-                    "rate schedule has another format); train again with --overwrite"
-                )
-            opt.load_state_dict(state["optimizer"])
-            sched.load_state_dict(state["scheduler"])
-            slow["baseline"] = DeviceRewardBaseline(device, **state["baseline"])
-            slow["history"] = [torch.as_tensor(a).to(device) for a in state["history"]]
-        rng.bit_generator.state = state["numpy_rng"]
-        torch.set_rng_state(state["torch_rng"])
-        if device.type == "cuda" and state.get("cuda_rng") is not None:
-            torch.cuda.set_rng_state(state["cuda_rng"], device)
-        step, epoch, pos = state["step"], state["epoch"], state["pos"]
-        order = None if state["order"] is None else np.asarray(state["order"])
-        if sched is not None and segments[-1][2] < ticks:  # epochs extended: stretch the cosine
-            now = sched.last_epoch
-            if o["schedule"] != "constant" and _cosine_factor(segments)(now) <= 0.0:
-                raise AtomsparkError(
-                    f"epochs {state['config']['epochs']} -> {cfg['epochs']}: the run's cosine "
-                    "schedule has ended (learning rate 0), so more epochs would not train; "
-                    f"start a new run with epochs = {cfg['epochs']} (another --out, or --overwrite)"
-                )
-            segments.append([now, _cosine_factor(segments)(now), ticks])
-    x_dev = torch.from_numpy(x_tr).to(device=device, dtype=dtype)  # the training set, uploaded once
-    y_dev = None if y_tr is None else torch.from_numpy(y_tr).to(device)
-    metrics_path = out / "metrics.jsonl"
-    if state is not None:
-        _truncate_metrics(metrics_path, step, epoch)
-    saved_at = None if state is None else step
+        _restore(run, state)
+    run.saved_at = None if state is None else run.step
+    return run
 
-    def checkpoint() -> None:
-        nonlocal saved_at
-        save_checkpoint(
-            out / CHECKPOINT,
-            {
-                "format": CHECKPOINT_FORMAT,
-                "task": task,
-                "config": cfg,
-                "step": step,
-                "epoch": epoch,
-                "pos": pos,
-                "order": None if order is None else order.tolist(),
-                "model": module.state_dict(),
-                "numpy_rng": rng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(),
-                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-                "numerics": numerics,
-                "optimizer": None if opt is None else opt.state_dict(),
-                "scheduler": None if sched is None else sched.state_dict(),
-                "schedule": segments,
-                "baseline": None if opt is None else slow["baseline"].state_dict(),
-                "history": list(slow["history"]),
-            },
-        )
-        saved_at = step
 
+def _add_optimiser(run: _Run, fresh_schedule: bool) -> None:
+    """AdamW over the trained parameters, its learning-rate schedule, and the plasticity state."""
+    cfg, o = run.cfg, run.cfg["optimizer"]
+    if not cfg["plasticity"]["learn_thresholds"]:  # the homeostat alone sets them
+        run.module.thresholds.requires_grad_(False)
+    trained = [p for p in run.module.parameters() if p.requires_grad]
+    run.opt = torch.optim.AdamW(trained, lr=o["lr"], weight_decay=o["weight_decay"])
+    run.ticks = cfg["epochs"] if o["schedule"] == "cosine-epoch" else run.total
+    if fresh_schedule:
+        run.segments[:] = [[0, 1.0, run.ticks]]
+    factor = (lambda t: 1.0) if o["schedule"] == "constant" else _cosine_factor(run.segments)
+    run.sched = torch.optim.lr_scheduler.LambdaLR(run.opt, factor)
+    run.slow["pcfg"] = plasticity_config(cfg)
+    run.slow["baseline"] = DeviceRewardBaseline(run.device)
+
+
+def _restore(run: _Run, state: dict) -> None:
+    """Optimiser, schedule, plasticity state, random streams and position from a checkpoint;
+    more epochs than before stretch the cosine schedule over them."""
+    if run.opt is not None:
+        if "lr_lambdas" not in (state.get("scheduler") or {}):
+            raise AtomsparkError(
+                f"checkpoint {run.out / CHECKPOINT}: written by an older atomspark (its learning-"
+                "rate schedule has another format); train again with --overwrite"
+            )
+        run.opt.load_state_dict(state["optimizer"])
+        run.sched.load_state_dict(state["scheduler"])
+        run.slow["baseline"] = DeviceRewardBaseline(run.device, **state["baseline"])
+        run.slow["history"] = [torch.as_tensor(a).to(run.device) for a in state["history"]]
+    run.rng.bit_generator.state = state["numpy_rng"]
+    torch.set_rng_state(state["torch_rng"])
+    if run.device.type == "cuda" and state.get("cuda_rng") is not None:
+        torch.cuda.set_rng_state(state["cuda_rng"], run.device)
+    run.step, run.epoch, run.pos = state["step"], state["epoch"], state["pos"]
+    run.order = None if state["order"] is None else np.asarray(state["order"])
+    if run.sched is not None and run.segments[-1][2] < run.ticks:  # epochs extended
+        now = run.sched.last_epoch
+        factor = _cosine_factor(run.segments)
+        if run.cfg["optimizer"]["schedule"] != "constant" and factor(now) <= 0.0:
+            cfg = run.cfg
+            raise AtomsparkError(
+                f"epochs {state['config']['epochs']} -> {cfg['epochs']}: the run's cosine "
+                "schedule has ended (learning rate 0), so more epochs would not train; "
+                f"start a new run with epochs = {cfg['epochs']} (another --out, or --overwrite)"
+            )
+        run.segments.append([now, factor(now), run.ticks])
+
+
+def _checkpoint(run: _Run) -> None:
+    """Write the run's state to checkpoint.pt (atomically, with its digest)."""
+    device, opt, sched = run.device, run.opt, run.sched
+    save_checkpoint(
+        run.out / CHECKPOINT,
+        {
+            "format": CHECKPOINT_FORMAT,
+            "task": run.task,
+            "config": run.cfg,
+            "step": run.step,
+            "epoch": run.epoch,
+            "pos": run.pos,
+            "order": None if run.order is None else run.order.tolist(),
+            "model": run.module.state_dict(),
+            "numpy_rng": run.rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+            "numerics": run.numerics,
+            "optimizer": None if opt is None else opt.state_dict(),
+            "scheduler": None if sched is None else sched.state_dict(),
+            "schedule": run.segments,
+            "baseline": None if opt is None else run.slow["baseline"].state_dict(),
+            "history": list(run.slow["history"]),
+        },
+    )
+    run.saved_at = run.step
+
+
+def _announce(run: _Run, state: dict | None, changes: list[str], progress: bool) -> None:
+    cfg, task = run.cfg, run.task
     what = task if task != "rsgn-sequence" else f"{task} ({cfg['model']['kind']} model)"
+    dtype = run.numerics.get("dtype", run.dtype)
     _say(
-        f"[train] {what} on {device} ({numerics.get('dtype', dtype)}): {cfg['epochs']} epochs x "
-        f"{n_batches} steps = {total} steps, batch {cfg['batch_size']}, {len(x_tr)} train / "
-        f"{len(x_va)} validation samples, output {out}",
+        f"[train] {what} on {run.device} ({dtype}): {cfg['epochs']} epochs x {run.n_batches} "
+        f"steps = {run.total} steps, batch {cfg['batch_size']}, {len(run.data[0])} train / "
+        f"{len(run.data[2])} validation samples, output {run.out}",
         progress,
     )
     if state is not None:
         _say(
-            f"[train] resuming at step {step} (epoch {epoch})"
+            f"[train] resuming at step {run.step} (epoch {run.epoch})"
             + (f"; accepted changes: {', '.join(changes)}" if changes else ""),
             progress,
         )
+
+
+def _train_step(run: _Run, xb, yb) -> dict:
+    """One optimiser (or Atomic-Hebb) step on a batch; a non-finite loss stops the run."""
+    try:
+        if run.is_rsgn:
+            return _rsgn_step(run.module, run.opt, run.sched, xb, yb, run.cfg, run.slow)
+        if run.task == "rsgn-sequence":
+            return _baseline_step(run.module, run.opt, run.sched, xb, yb, run.cfg)
+        return _vn_step(run.module, xb, run.cfg, run.data[4])
+    except _LossNotFinite as exc:
+        raise _diverged(run.step + 1, run.cfg, f"loss {exc.value}") from None
+
+
+def _end_epoch(run: _Run) -> dict:
+    """Close an epoch: the per-epoch schedule, structural plasticity, then validation."""
+    cfg = run.cfg
+    run.epoch += 1
+    run.order = None
+    if run.sched is not None and cfg["optimizer"]["schedule"] == "cosine-epoch":
+        run.sched.step()
+    if run.is_rsgn and cfg["plasticity"]["enabled"]:
+        if run.epoch % cfg["plasticity"]["structural_every"] == 0:
+            _structural_update(run.module, run.opt, run.slow)
+        elif run.module.config.mode == "published":
+            run.slow["history"].clear()
+    _, _, x_va, y_va, extra = run.data
+    return _evaluate(run.module, cfg, x_va, y_va, extra, run.device, run.dtype)
+
+
+def _train(run: _Run, progress: bool, max_steps: int | None) -> TrainResult:
+    """train()'s loop, with the run folder prepared, the numerics pinned and the run started."""
+    cfg, out, task = run.cfg, run.out, run.task
+    x_tr, y_tr = run.data[0], run.data[1]
+    x_dev = torch.from_numpy(x_tr).to(device=run.device, dtype=run.dtype)  # uploaded once
+    y_dev = None if y_tr is None else torch.from_numpy(y_tr).to(run.device)
+    metrics_path = out / "metrics.jsonl"
+    if run.saved_at is not None:  # resumed
+        _truncate_metrics(metrics_path, run.step, run.epoch)
     last: dict = {}
     ev: dict | None = None
-    is_rsgn = task == "rsgn-sequence" and cfg["model"]["kind"] == "rsgn"
+    batch = cfg["batch_size"]
     started = time.perf_counter()
-    bar = progress_bar(total, "[train]", "step", enabled=progress, initial=step)
+    bar = progress_bar(run.total, "[train]", "step", enabled=progress, initial=run.step)
     try:
         with _StopOnSigint() as stop, bar, open(metrics_path, "a", encoding="utf-8") as log:
-            while epoch < cfg["epochs"]:
+            while run.epoch < cfg["epochs"]:
                 epoch_start = time.perf_counter()
-                if order is None:
-                    order = rng.permutation(len(x_tr))
-                    pos = 0
-                order_t = torch.from_numpy(order).to(device)  # one upload per epoch, not per step
-                while pos < n_batches:
-                    if max_steps is not None and step >= max_steps:
+                if run.order is None:
+                    run.order = run.rng.permutation(len(x_tr))
+                    run.pos = 0
+                order_t = torch.from_numpy(run.order).to(run.device)  # one upload per epoch
+                while run.pos < run.n_batches:
+                    if max_steps is not None and run.step >= max_steps:
                         log.flush()
-                        checkpoint()
-                        return TrainResult(out, step, last, out / "model.npz", task)
-                    idx = order_t[pos * cfg["batch_size"] : (pos + 1) * cfg["batch_size"]]
-                    xb = x_dev[idx]
-                    try:
-                        if is_rsgn:
-                            last = _rsgn_step(module, opt, sched, xb, y_dev[idx], cfg, slow)
-                        elif task == "rsgn-sequence":
-                            last = _baseline_step(module, opt, sched, xb, y_dev[idx], cfg)
-                        else:
-                            last = _vn_step(module, xb, cfg, extra)
-                    except _LossNotFinite as exc:
-                        raise _diverged(step + 1, cfg, f"loss {exc.value}") from None
-                    step += 1
-                    pos += 1
-                    row = {"type": "step", "step": step, "epoch": epoch, **last}
+                        _checkpoint(run)
+                        return TrainResult(out, run.step, last, out / "model.npz", task)
+                    idx = order_t[run.pos * batch : (run.pos + 1) * batch]
+                    last = _train_step(run, x_dev[idx], None if y_dev is None else y_dev[idx])
+                    run.step += 1
+                    run.pos += 1
+                    row = {"type": "step", "step": run.step, "epoch": run.epoch, **last}
                     log.write(json.dumps(row) + "\n")
                     bar.set_postfix(
                         loss=f"{last['loss']:.4g}", score=f"{last['accuracy']:.3f}", refresh=False
                     )
                     bar.update(1)
-                    if cfg["checkpoint_every"] and step % cfg["checkpoint_every"] == 0:
+                    if cfg["checkpoint_every"] and run.step % cfg["checkpoint_every"] == 0:
                         log.flush()
-                        checkpoint()
+                        _checkpoint(run)
                     if stop.requested:
                         log.flush()
-                        checkpoint()
-                        raise TrainingInterrupted(step, saved_at)
-                epoch += 1
-                order = None
-                if sched is not None and cfg["optimizer"]["schedule"] == "cosine-epoch":
-                    sched.step()
-                if is_rsgn and cfg["plasticity"]["enabled"]:
-                    if epoch % cfg["plasticity"]["structural_every"] == 0:
-                        _structural_update(module, opt, slow)
-                    elif module.config.mode == "published":
-                        slow["history"].clear()
-                ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
+                        _checkpoint(run)
+                        raise TrainingInterrupted(run.step, run.saved_at)
+                ev = _end_epoch(run)
                 # epoch_s: this epoch's training and validation wall time (load: 1-min load avg)
                 timing = {"epoch_s": time.perf_counter() - epoch_start, "load": os.getloadavg()[0]}
-                row = {"type": "eval", "step": step, "epoch": epoch, **ev, **timing}
+                row = {"type": "eval", "step": run.step, "epoch": run.epoch, **ev, **timing}
                 log.write(json.dumps(row) + "\n")
                 log.flush()
                 activity = f", active fraction {ev['activity']:.3f}" if "activity" in ev else ""
                 _say(
-                    f"[train] epoch {epoch}/{cfg['epochs']} (step {step}/{total}, "
+                    f"[train] epoch {run.epoch}/{cfg['epochs']} (step {run.step}/{run.total}, "
                     f"{time.perf_counter() - started:.1f} s): validation loss {ev['loss']:.4g}, "
                     f"{METRIC_NAMES[task]} {ev['accuracy']:.3f}{activity}",
                     progress,
                 )
     except KeyboardInterrupt:
-        raise TrainingInterrupted(step, saved_at) from None
-    checkpoint()
+        raise TrainingInterrupted(run.step, run.saved_at) from None
+    _checkpoint(run)
     if ev is None:  # resumed a run that had already finished: evaluate the model as it is
-        ev = _evaluate(module, cfg, x_va, y_va, extra, device, dtype)
-    ev = {**ev, **best_validation(metrics_path), "numerics": numerics}
+        _, _, x_va, y_va, extra = run.data
+        ev = _evaluate(run.module, cfg, x_va, y_va, extra, run.device, run.dtype)
+    ev = {**ev, **best_validation(metrics_path), "numerics": run.numerics}
     plot_metrics(metrics_path, out / "metrics.png", task)
-    _export(module, task, out / "model.npz", cfg)
+    _export(run.module, task, out / "model.npz", cfg)
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
-    return TrainResult(out, step, ev, out / "model.npz", task)
+    return TrainResult(out, run.step, ev, out / "model.npz", task)
