@@ -405,16 +405,8 @@ def installed_version() -> str:
         return "(not installed: run from a source tree)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `atomspark` command line: one subcommand per job, each bound to its _cmd_ handler."""
-    parser = argparse.ArgumentParser(
-        prog="atomspark",
-        description="Event-driven simulation of Vector Networks and RSGNs, with neuromorphic "
-        "energy profiles, Lava export and a PyTorch GPU path.",
-    )
-    parser.add_argument("--version", action="version", version=f"atomspark {installed_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_demo_command(sub) -> None:
+    """`atomspark demo`: the main job on built-in defaults."""
     demo = sub.add_parser(
         "demo",
         help="the main job on built-in defaults: VN + RSGN, "
@@ -428,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite(demo, "demo")
     demo.set_defaults(func=_cmd_demo)
 
+
+def _add_profile_command(sub) -> None:
+    """`atomspark profile`: a saved model's energy, latency and sparsity profile."""
     prof = sub.add_parser("profile", help="energy/latency/sparsity profile of a saved model")
     prof.add_argument("model", help="a model file (.npz) written by atomspark (VN or RSGN)")
     prof.add_argument(
@@ -453,6 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite(prof, "profile")
     prof.set_defaults(func=_cmd_profile)
 
+
+def _add_import_command(sub) -> None:
+    """`atomspark import`: a lava-dl netx network on the engine, with its Loihi cost."""
     imp = sub.add_parser(
         "import", help="run a lava-dl netx network (.net HDF5) and predict its Loihi cost"
     )
@@ -475,6 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite(imp, "import")
     imp.set_defaults(func=_cmd_import)
 
+
+def _add_export_command(sub) -> None:
+    """`atomspark export`: a saved model to Lava, NIR or networkx."""
     exp = sub.add_parser("export", help="export a saved model to Lava, NIR or networkx")
     exp.add_argument("model", help="a model file (.npz) written by atomspark")
     exp.add_argument("--to", required=True, choices=["lava", "nir", "networkx"])
@@ -526,6 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite(exp, "export")
     exp.set_defaults(func=_cmd_export)
 
+
+def _add_train_command(sub) -> None:
+    """`atomspark train`: training on a TOML config with PyTorch."""
     tr = sub.add_parser("train", help="train on a TOML config with PyTorch (GPU if present)")
     tr.add_argument(
         "config",
@@ -560,6 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.set_defaults(func=_cmd_train)
 
+
+def _add_compare_command(sub) -> None:
+    """`atomspark compare`: a trained model on the GPU path against the event engine."""
     cmp = sub.add_parser("compare", help="a trained model: GPU (torch, dense) vs event engine")
     cmp.add_argument("model", help="model.npz written by `atomspark train`")
     src = cmp.add_mutually_exclusive_group()
@@ -588,6 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite(cmp, "compare")
     cmp.set_defaults(func=_cmd_compare)
 
+
+def _add_sweep_command(sub) -> None:
+    """`atomspark sweep`: a grid of runs on Dask."""
     sw = sub.add_parser(
         "sweep",
         help="run a grid of train/profile/compare/bench cells on Dask (resumable); "
@@ -623,12 +633,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.set_defaults(func=_cmd_sweep)
 
+
+def _add_bench_command(sub) -> None:
+    """`atomspark bench`: the VN benchmark families."""
     from atomspark.scenarios.bench.cli_bench import add_bench_parser
 
     add_bench_parser(sub)
 
+
+def _add_hardware_command(sub) -> None:
+    """`atomspark hardware`: the hardware presets."""
     hw = sub.add_parser("hardware", help="list the hardware presets")
     hw.set_defaults(func=_cmd_hardware)
+
+
+SUBCOMMANDS = (  # in the order `atomspark --help` lists them
+    _add_demo_command,
+    _add_profile_command,
+    _add_import_command,
+    _add_export_command,
+    _add_train_command,
+    _add_compare_command,
+    _add_sweep_command,
+    _add_bench_command,
+    _add_hardware_command,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `atomspark` command line: one subcommand per job, each bound to its _cmd_ handler."""
+    parser = argparse.ArgumentParser(
+        prog="atomspark",
+        description="Event-driven simulation of Vector Networks and RSGNs, with neuromorphic "
+        "energy profiles, Lava export and a PyTorch GPU path.",
+    )
+    parser.add_argument("--version", action="version", version=f"atomspark {installed_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add_command in SUBCOMMANDS:
+        add_command(sub)
     _show_defaults(parser)
     return parser
 
