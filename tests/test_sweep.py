@@ -175,7 +175,7 @@ def test_only_runs_the_chosen_cells_first(tmp_path, cluster, serial):
 
 
 def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
-    tmp_path, cluster, serial
+    tmp_path, cluster, serial, capsys
 ):
     grid = write_grid(tmp_path, TINY + BROKEN)
     out = tmp_path / "sweep"
@@ -209,6 +209,10 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     assert sorted(f["labels"]["seed"] for f in summary.failed) == [0, 1]
     assert all("model.d_in is 5" in f["reason"] for f in summary.failed)
     assert "## Failed cells" in (out / "report.md").read_text()
+    lost = [ln for ln in capsys.readouterr().out.splitlines() if "lost the worker" in ln]
+    mine = [ln for ln in lost if f"holding {killed};" in ln]
+    assert len(mine) == 1, lost  # the loss and the retry, in one line per cell it held
+    assert "rerunning it (attempt 2 of" in mine[0]
 
 
 def test_a_cell_another_sweep_is_running_is_left_to_it(tmp_path, cluster, serial, capsys):
@@ -440,3 +444,56 @@ def test_bad_cluster_arguments_leave_nothing_behind(tmp_path, capsys, args, mess
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err
     assert not out.exists()
+
+
+def test_two_sweeps_of_one_folder_count_each_cell_once(tmp_path, cluster, serial):
+    """Concurrent sweeps (two processes, one scheduler): every cell is computed by exactly one
+    of them, and their "computed this time" counts add up to the grid."""
+    import re
+    import subprocess
+    import sys
+
+    grid = write_grid(tmp_path, TINY)
+    out = tmp_path / "sweep"
+    prepare_folder(out, plan_grid(grid))
+    argv = [sys.executable, "-m", "atomspark.scenarios.cli.main", "sweep", str(grid)]
+    argv += ["--out", str(out), "--scheduler", cluster.scheduler_address]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    texts = [p.communicate(timeout=600)[0] for p in procs]
+    counts = [int(re.search(r"\((\d+) computed this time\)", t).group(1)) for t in texts]
+    quiet = {"scheduler": cluster.scheduler_address, "progress": False, "log": lambda _: None}
+    final = run_sweep(grid, out, **quiet)  # whatever one left to the other is done now
+    assert set(final.statuses.values()) == {"done"}
+    assert sum(counts) + final.computed == 4, texts
+    assert_cells_equal(out, *serial)
+
+
+@pytest.mark.slow
+def test_ctrl_c_prints_only_the_sweeps_clean_lines(tmp_path):
+    """Ctrl-C in a terminal reaches the whole process group, the LocalCluster's workers too:
+    the output is the sweep's own lines, without the workers' tracebacks."""
+    import subprocess
+    import sys
+
+    short = 'kind = "train"\nbase = "rsgn-sequence"\n[set]\ndevice = "cpu"\n"data.n" = 120\n'
+    grid = write_grid(tmp_path, short + '[[variants]]\nname = "a"\nset = { epochs = 1 }\n'
+                      '[[variants]]\nname = "b"\nset = { epochs = 400 }\n')  # fmt: skip
+    out = tmp_path / "sweep"
+    argv = [sys.executable, "-m", "atomspark.scenarios.cli.main", "sweep", str(grid)]
+    proc = subprocess.Popen(
+        [*argv, "--workers", "2", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not list(out.glob("cells/variant=a*/result.json")):
+        time.sleep(0.2)  # until one worker is idle (its cell done) and the other busy
+    time.sleep(2.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    text, _ = proc.communicate(timeout=180)
+    lines = text.strip().splitlines()
+    assert proc.returncode == 130, text
+    assert all(line.startswith("[sweep] ") for line in lines), text
+    assert lines[-1].startswith("[sweep] interrupted: finished cells are kept")

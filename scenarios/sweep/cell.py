@@ -94,7 +94,9 @@ def one_line(exc: BaseException, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def record_failure(out: Path, cell: Cell, reason: str, detail: str = "") -> dict:
+def record_failure(
+    out: Path, cell: Cell, reason: str, detail: str = "", sweep: str | None = None
+) -> dict:
     """Write failed.json beside the unfinished cell and return the failure record."""
     meta = sidecar_dir(out, cell.id)
     meta.mkdir(parents=True, exist_ok=True)
@@ -105,6 +107,7 @@ def record_failure(out: Path, cell: Cell, reason: str, detail: str = "") -> dict
         "reason": reason,
         "attempts": _count_attempts(meta),
         "detail": detail,
+        "sweep": sweep,
     }
     atomic_write_text(meta / FAILED, json.dumps(record, indent=2))
     return record
@@ -156,10 +159,14 @@ def _limit_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
-def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) -> dict:
+def execute_cell(
+    kind_name: str, cell: Cell, out: str, threads: int | None = 1, sweep: str | None = None
+) -> dict:
     """Run one cell into its folder and return its record (status "done", "failed" or "busy").
 
-    Idempotent: a finished cell is returned as it is. A cell whose own command raises is
+    Idempotent: a finished cell is returned as it is. `sweep` names the sweep run that asks (a
+    token stored in the records this call writes), so that a sweep counts as its own only the
+    cells it computed, not those another sweep of the folder finished. A cell whose own command raises is
     recorded as failed (one-line reason, traceback in failed.json) and not raised, so that the
     sweep goes on; only the death of the worker itself makes Dask run the cell again. A cell
     that another process is running is left to it (status "busy")."""
@@ -179,12 +186,12 @@ def execute_cell(kind_name: str, cell: Cell, out: str, threads: int | None = 1) 
             }
         done = read_result(out_path, cell.id)  # finished by another sweep since the first look
         if done is None:
-            return _run_locked(kind_name, cell, out_path, meta, threads)
+            return _run_locked(kind_name, cell, out_path, meta, threads, sweep)
     shutil.rmtree(meta, ignore_errors=True)  # the lock file this look created
     return done
 
 
-def _run_locked(kind_name: str, cell: Cell, out_path: Path, meta: Path, threads: int | None):
+def _run_locked(kind_name, cell: Cell, out_path: Path, meta: Path, threads, sweep) -> dict:
     """execute_cell's work, under the cell's lock."""
     from atomspark.scenarios.sweep.kinds import KINDS
 
@@ -204,7 +211,7 @@ def _run_locked(kind_name: str, cell: Cell, out_path: Path, meta: Path, threads:
     try:
         result = kind.run(cell.params, work, resume)
     except Exception as exc:  # noqa: BLE001 - the cell's own error is recorded, the sweep goes on
-        return record_failure(out_path, cell, one_line(exc), traceback.format_exc())
+        return record_failure(out_path, cell, one_line(exc), traceback.format_exc(), sweep)
     record = {
         "id": cell.id,
         "status": "done",
@@ -215,6 +222,7 @@ def _run_locked(kind_name: str, cell: Cell, out_path: Path, meta: Path, threads:
         "attempts": _count_attempts(meta),
         "resumed_from_checkpoint": resume,
         "host": attempt["host"],
+        "sweep": sweep,
     }
     for name in (SETTINGS, ATTEMPTS):
         shutil.copyfile(meta / name, work / name)

@@ -28,6 +28,7 @@ import logging
 import os
 import platform
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -62,6 +63,7 @@ WORKER_ENV = {
 # worker's CPU went to page faults and a step took 1.3 s instead of 0.55 s. The sweep unsets it;
 # workers then allocate as a plain `atomspark train` does.
 UNSET_WORKER_ENV = ("MALLOC_TRIM_THRESHOLD_",)
+WORKER_SETUP = "atomspark.scenarios.sweep.worker_setup"
 
 
 @dataclass
@@ -235,6 +237,7 @@ def local_cluster(
     settings = {
         "distributed.scheduler.allowed-failures": retries,
         "distributed.scheduler.worker-saturation": 1.0,  # a worker holds only the cell it runs
+        "distributed.worker.preload": [WORKER_SETUP],  # workers leave Ctrl-C to the sweep
         **{f"distributed.nanny.pre-spawn-environ.{k}": None for k in UNSET_WORKER_ENV},
     }
     with dask.config.set(settings):
@@ -343,7 +346,7 @@ def run_sweep(
         f"{len(plan.cells) - len(todo)} finished before or not chosen, {len(todo)} to run -> {out}"
     )
     cluster = None
-    computed = 0
+    token = uuid.uuid4().hex[:12]  # this run, in the records of the cells it computes
     start = time.monotonic()
     try:
         if todo:
@@ -358,30 +361,35 @@ def run_sweep(
                     if info.dashboard
                     else "[sweep] dashboard: not available (install bokeh for Dask's dashboard)"
                 )
-                computed = _run_cells(client, plan, todo, out, retries, info, progress, log)
+                _run_cells(client, plan, todo, out, retries, info, progress, log, token)
     except KeyboardInterrupt:
-        computed = sum(read_result(out, c.id) is not None for c in todo)
-        _finish(out, plan, computed=computed, cluster=cluster, log=log)
+        _finish(out, plan, computed=computed_by(out, todo, token), cluster=cluster, log=log)
         log("[sweep] interrupted: finished cells are kept; run the same command to continue")
         raise
+    computed = computed_by(out, todo, token)
     if todo:
         log(f"[sweep] {computed} cells in {_duration(time.monotonic() - start)}")
     return _finish(out, plan, computed=computed, cluster=cluster, log=log)
 
 
-def _run_cells(client, plan, todo, out, retries, info, progress, log) -> int:
+def _run_cells(client, plan, todo, out, retries, info, progress, log, token: str) -> None:
     """Submit one Dask task per cell and follow them to the end: a progress bar on a terminal,
-    otherwise one line per finished cell (done / running / failed / left, ETA). Returns the
-    number of cells this sweep computed (done or failed; not those left to another sweep)."""
+    otherwise one line per finished cell (done / running / failed / left, ETA). `token` names
+    this sweep run in the records its cells write; a cell another sweep of the folder finished
+    or holds is reported as left to it."""
     from distributed import wait
     from tqdm import tqdm
 
-    keys = {f"atomspark-cell-{c.id}": c for c in todo}
+    # One key per cell and sweep: two sweeps on one scheduler must not share a task (Dask would
+    # run it once and report it to both as their own work); the cell's lock decides who runs it.
+    keys = {f"atomspark-cell-{c.id}-{token}": c for c in todo}
+    folder = str(out.resolve())
     futures = [
-        client.submit(execute_cell, plan.grid.kind, c, str(out.resolve()), key=k, retries=retries)
+        client.submit(execute_cell, plan.grid.kind, c, folder, key=k, retries=retries, sweep=token)
         for k, c in keys.items()
     ]
-    pending, ok, failed, busy, start = set(futures), 0, 0, 0, time.monotonic()
+    pending, ok, failed, elsewhere, start = set(futures), 0, 0, 0, time.monotonic()
+    watch = WorkerWatch(keys)
     bar = tqdm(total=len(futures), unit="cell", desc="[sweep]", disable=not progress)
     try:
         while pending:
@@ -394,31 +402,80 @@ def _run_cells(client, plan, todo, out, retries, info, progress, log) -> int:
                 if future.status == "finished":
                     record = future.result()
                 else:
-                    record = record_failure(out, cell, _lost_reason(future.exception(), info))
-                if record["status"] == "done":
+                    reason = _lost_reason(future.exception(), info)
+                    record = record_failure(out, cell, reason, sweep=token)
+                if record.get("sweep") != token:
+                    elsewhere += 1
+                    why = record.get("reason", "finished by another sweep of this folder")
+                    bar.write(f"[sweep] left {cell.id}: {why}")
+                elif record["status"] == "done":
                     ok += 1
-                elif record["status"] == "busy":
-                    busy += 1
-                    bar.write(f"[sweep] left {cell.id}: {record['reason']}")
                 else:
                     failed += 1
                     bar.write(f"[sweep] failed {cell.id}: {record['reason']}")
                 bar.update(1)
             running = _running(client, keys)
+            for line in watch.check(client):
+                bar.write(line)
             state = f"done {ok} running {running} failed {failed} left {len(pending) - running}"
-            state += f" busy elsewhere {busy}" if busy else ""
+            state += f" elsewhere {elsewhere}" if elsewhere else ""
             bar.set_postfix_str(state)
             if done and not progress:
-                computed = ok + failed  # busy cells return at once: not a measure of speed
-                eta = (time.monotonic() - start) / max(computed, 1) * len(pending)
-                finished = computed + busy
+                eta = (time.monotonic() - start) / max(ok + failed, 1) * len(pending)
+                finished = ok + failed + elsewhere
                 log(f"[sweep] {finished}/{len(futures)}: {state}, ETA {_duration(eta)}")
     except KeyboardInterrupt:
         client.cancel(futures)
         raise
     finally:
         bar.close()
-    return ok + failed
+
+
+class WorkerWatch:
+    """Reports each cell whose worker died, with the attempt Dask starts next: the scheduler
+    counts, per task, the workers that died holding it (its "suspicious" count) and reruns the
+    task until that count passes its allowed-failures setting."""
+
+    def __init__(self, keys: dict) -> None:
+        self.keys = keys
+        self.lost: dict[str, int] = {}  # task key -> deaths already reported
+
+    def check(self, client) -> list[str]:
+        """One line per cell whose worker died since the last call."""
+        wanted = list(self.keys)
+
+        def deaths(dask_scheduler) -> tuple:  # runs on the scheduler (pickled by value)
+            tasks = dask_scheduler.tasks
+            counts = {k: tasks[k].suspicious for k in wanted if k in tasks}
+            return dask_scheduler.allowed_failures, counts
+
+        try:
+            allowed, counts = client.run_on_scheduler(deaths)
+        except Exception:  # noqa: BLE001 - watching is best effort
+            return []
+        lines = []
+        for key, n in counts.items():
+            if n <= self.lost.get(key, 0):
+                continue
+            self.lost[key] = n
+            then = (
+                f"rerunning it (attempt {n + 1} of {allowed + 1})"
+                if n <= allowed
+                else "no retries left: the cell is recorded as failed"
+            )
+            lines.append(f"[sweep] lost the worker holding {self.keys[key].id}; {then}")
+        return lines
+
+
+def computed_by(out: Path, cells: list[Cell], token: str) -> int:
+    """Cells whose record (result or failure) this sweep run wrote: the "computed this time"
+    count, read from the folder so that it is right after Ctrl-C too and never counts a cell
+    another sweep of the folder computed."""
+    count = 0
+    for cell in cells:
+        record = read_result(out, cell.id) or read_failure(out, cell.id) or {}
+        count += record.get("sweep") == token
+    return count
 
 
 def _duration(seconds: float) -> str:
