@@ -213,7 +213,8 @@ def render(demo: dict, history: dict) -> str:
         f"model, passing precision, kernel, and each estimate at half and double ({scales}). "
         "The tornado moves one at a time.",
         "",
-        "## Results (`atomspark demo`, 16 VN samples, 16 RSGN sequences)",
+        f"## Results (`atomspark demo`: {len(stops['VN settle']['per_sample'])} VN samples; "
+        "each side runs the same samples)",
         "",
         *_summary_table(results),
         "",
