@@ -45,4 +45,5 @@ def test_results_are_full_runs_with_interleaved_rounds_and_recorded_load():
 
 def test_no_unmeasured_speed_claim_survives():
     doc = (ROOT / "docs" / "performance.md").read_text()
-    assert "1.45x" not in doc
+    readme = (ROOT / "README.md").read_text()
+    assert "1.45x" not in doc and "1.45×" not in readme and "104–183" not in readme
