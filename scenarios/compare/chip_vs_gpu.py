@@ -26,6 +26,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -412,6 +413,152 @@ def _rsgn_fixed_entry(params, config, x, labels, scores_t, scores_float, hardwar
     return entry
 
 
+@dataclass
+class _CompareRun:
+    """What the VN and the RSGN comparison share: the samples, the settings, the report."""
+
+    x: np.ndarray
+    labels: np.ndarray | None
+    steps: int
+    fixed_point: bool
+    hardware: str
+    gpu: str
+    device: object  # torch.device
+    dtype: object  # torch.dtype
+    stage: Callable[[str], None]
+    report: dict
+
+
+def _compare_vn(run: _CompareRun, model) -> tuple:
+    """VN on the engine (float, then fixed point), in torch, and the GPU's own algorithm;
+    returns (chip row, GPU variants, chip backend name, how the chip's steps were chosen)."""
+    x, n, hardware, gpu, stage = run.x, len(run.x), run.hardware, run.gpu, run.stage
+    torch_device, tdtype, backends, report = (
+        run.device,
+        run.dtype,
+        run.report["backends"],
+        run.report,
+    )
+    steps, fixed_point = run.steps, run.fixed_point
+    codes_f, prof_f, graph_f, wall_f, traced_f = _vn_engine(model, x, steps, fixed=False)
+    stage(f"{n} sample(s) in torch on {torch_device}")
+    costs_f = _chip_costs(graph_f, prof_f, hardware, gpu, n)
+    entry_t, codes_t = _torch_backend(
+        "vn", model, x, torch_device, tdtype, gpu, costs_f["comparison"].dense
+    )
+    entry_t["reconstruction_error"] = vn_reconstruction_error(model, x, codes_t)
+    backends["torch"] = entry_t
+    backends["engine_float"] = _engine_entry(
+        costs_f, wall_f, _mean_active_fraction(prof_f), vn_agreement(codes_t, codes_f)
+    )
+    backends["engine_float"]["reconstruction_error"] = vn_reconstruction_error(model, x, codes_f)
+    backends["engine_float"]["steps_per_sample"] = steps
+    if fixed_point:
+        stage(f"{n} sample(s) on the fixed-point engine")
+    if fixed_point and model.layers[-1].topk is None:
+        codes_q, prof_q, graph_q, wall_q, traced_q = _vn_engine(model, x, steps, fixed=True)
+        costs_q = _chip_costs(graph_q, prof_q, hardware, gpu, n)
+        entry = _engine_entry(
+            costs_q, wall_q, _mean_active_fraction(prof_q), vn_agreement(codes_t, codes_q)
+        )
+        entry["reconstruction_error"] = vn_reconstruction_error(model, x, codes_q)
+        entry["agreement_vs_engine_float"] = vn_agreement(codes_f, codes_q)
+        entry["frac_bits"] = FIXED_FRAC_BITS
+        entry["wraps"] = int(sum(p.wraps.sum() for p in prof_q))
+        entry["clips"] = int(sum(p.clips.sum() for p in prof_q))
+        backends["engine_fixed"] = entry
+    elif fixed_point:
+        backends["engine_fixed"] = {
+            "supported": False,
+            "reason": "hard top-k has no integer atom",
+        }
+    fixed_ran = "costs" in backends.get("engine_fixed", {})
+    chip_name = "engine_fixed" if fixed_ran else "engine_float"  # the chip runs fixed point
+    chip = backends[chip_name]
+    stage("the GPU's own algorithm on the same samples")
+    chip_codes = codes_q if chip_name == "engine_fixed" else codes_f
+    chip_costs = costs_q if chip_name == "engine_fixed" else costs_f
+    if chip["fits"]:
+        report["gpu_fair"] = vn_gpu_side(
+            model, x, codes_t, chip_codes, gpu, chip["energy_per_sample_j"],
+            chip["latency_per_sample_s"], torch_device,
+        )  # fmt: skip
+        report["gpu_fair"]["chip_backend"] = chip_name
+    fixed = chip_name == "engine_fixed"
+    row, stop_codes, stops = _vn_chip_at_target(
+        prof_q if fixed else prof_f, traced_q if fixed else traced_f, chip_costs["graph"],
+        codes_t, hardware,
+    )  # fmt: skip
+    variants = vn_gpu_variants(model, x, codes_t, stop_codes)
+    chip_steps = (
+        f"stopped at its accuracy target ({SETTLED_REL_ERROR:g} relative to the torch "
+        f"reference): {np.mean(stops):.0f} steps per sample on average (budget {steps})"
+    )
+    return row, variants, chip_name, chip_steps
+
+
+def _compare_rsgn(run: _CompareRun, model, cutoffs) -> tuple:
+    """RSGN on the engine (float, then fixed point), in torch, the GPU's own algorithm and the
+    event-cutoff sweep; returns (chip row, GPU variants, chip backend name, "K + 1")."""
+    x, n, hardware, gpu, stage = run.x, len(run.x), run.hardware, run.gpu, run.stage
+    torch_device, tdtype, backends, report = (
+        run.device,
+        run.dtype,
+        run.report["backends"],
+        run.report,
+    )
+    labels, fixed_point = run.labels, run.fixed_point
+    params, config = model
+    scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
+    costs_e = _chip_costs(graph_e, prof_e, hardware, gpu, n, params.positions)
+    stage(f"{n} sample(s) in torch on {torch_device}")
+    entry_t, (scores_t, _) = _torch_backend(
+        "rsgn", model, x, torch_device, tdtype, gpu, costs_e["comparison"].dense
+    )
+    entry_t["accuracy"] = _accuracy(scores_t, labels)
+    backends["torch"] = entry_t
+    entry = _engine_entry(
+        costs_e, wall_e, _mean_active_fraction(prof_e), rsgn_agreement(scores_t, scores_e)
+    )
+    entry["accuracy"] = _accuracy(scores_e, labels)
+    entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
+    backends["engine_float"] = entry
+    if fixed_point:
+        stage(f"{n} sample(s) on the fixed-point engine")
+        backends["engine_fixed"] = _rsgn_fixed_entry(
+            params, config, x, labels, scores_t, scores_e, hardware, gpu
+        )
+    chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
+    chip = backends[chip_name]
+    stage("the GPU's own algorithm on the same samples")
+    if chip["fits"]:
+        report["gpu_fair"] = rsgn_gpu_side(
+            params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
+            chip["latency_per_sample_s"], torch_device,
+        )  # fmt: skip
+        report["gpu_fair"]["chip_backend"] = chip_name
+        report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
+            "chip": chip["accuracy"],
+            "gpu": entry_t["accuracy"],
+            "note": "the GPU runs the float forward; the chip side is "
+            + chip_name
+            + " (fixed point can differ: docs/lava.md)",
+        }
+    chip_costs = chip.pop("_costs", None) or costs_e
+    agreement = chip["agreement_vs_torch"]["decision_agreement"]
+    variants = rsgn_gpu_variants(params, config, graph_e, x, agreement)
+    row = chip_row(
+        chip_costs["graph"], chip_costs["profile"], load_hardware(hardware), n,
+        params.positions,
+    )  # fmt: skip
+    if cutoffs:
+        stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")
+        report["cutoff_sweep"] = rsgn_cutoff_sweep(
+            params, config, x, labels, scores_t, cutoffs, hardware, gpu
+        )
+    return row, variants, chip_name, "K + 1"
+
+
 def compare(
     model_path: str | os.PathLike,
     data,
@@ -447,119 +594,18 @@ def compare(
         "hardware": {"neuromorphic": hardware, "gpu_model": gpu},
         "backends": {},
     }
-    backends = report["backends"]
     sweep = kind == "rsgn" and bool(cutoffs)
     stage = Stages(log, "[compare]", 4 + bool(fixed_point) + sweep)
     stage(f"{n} sample(s) on the event engine (float)")
+    run = _CompareRun(x, labels, steps, fixed_point, hardware, gpu, torch_device, tdtype, stage,
+                      report)  # fmt: skip
     if kind == "vn":
-        codes_f, prof_f, graph_f, wall_f, traced_f = _vn_engine(model, x, steps, fixed=False)
-        stage(f"{n} sample(s) in torch on {torch_device}")
-        costs_f = _chip_costs(graph_f, prof_f, hardware, gpu, n)
-        entry_t, codes_t = _torch_backend(
-            kind, model, x, torch_device, tdtype, gpu, costs_f["comparison"].dense
-        )
-        entry_t["reconstruction_error"] = vn_reconstruction_error(model, x, codes_t)
-        backends["torch"] = entry_t
-        backends["engine_float"] = _engine_entry(
-            costs_f, wall_f, _mean_active_fraction(prof_f), vn_agreement(codes_t, codes_f)
-        )
-        backends["engine_float"]["reconstruction_error"] = vn_reconstruction_error(
-            model, x, codes_f
-        )
-        backends["engine_float"]["steps_per_sample"] = steps
-        if fixed_point:
-            stage(f"{n} sample(s) on the fixed-point engine")
-        if fixed_point and model.layers[-1].topk is None:
-            codes_q, prof_q, graph_q, wall_q, traced_q = _vn_engine(model, x, steps, fixed=True)
-            costs_q = _chip_costs(graph_q, prof_q, hardware, gpu, n)
-            entry = _engine_entry(
-                costs_q, wall_q, _mean_active_fraction(prof_q), vn_agreement(codes_t, codes_q)
-            )
-            entry["reconstruction_error"] = vn_reconstruction_error(model, x, codes_q)
-            entry["agreement_vs_engine_float"] = vn_agreement(codes_f, codes_q)
-            entry["frac_bits"] = FIXED_FRAC_BITS
-            entry["wraps"] = int(sum(p.wraps.sum() for p in prof_q))
-            entry["clips"] = int(sum(p.clips.sum() for p in prof_q))
-            backends["engine_fixed"] = entry
-        elif fixed_point:
-            backends["engine_fixed"] = {
-                "supported": False,
-                "reason": "hard top-k has no integer atom",
-            }
-        fixed_ran = "costs" in backends.get("engine_fixed", {})
-        chip_name = "engine_fixed" if fixed_ran else "engine_float"  # the chip runs fixed point
-        chip = backends[chip_name]
-        stage("the GPU's own algorithm on the same samples")
-        chip_codes = codes_q if chip_name == "engine_fixed" else codes_f
-        chip_costs = costs_q if chip_name == "engine_fixed" else costs_f
-        if chip["fits"]:
-            report["gpu_fair"] = vn_gpu_side(
-                model, x, codes_t, chip_codes, gpu, chip["energy_per_sample_j"],
-                chip["latency_per_sample_s"], torch_device,
-            )  # fmt: skip
-            report["gpu_fair"]["chip_backend"] = chip_name
-        fixed = chip_name == "engine_fixed"
-        row, stop_codes, stops = _vn_chip_at_target(
-            prof_q if fixed else prof_f, traced_q if fixed else traced_f, chip_costs["graph"],
-            codes_t, hardware,
-        )  # fmt: skip
-        variants = vn_gpu_variants(model, x, codes_t, stop_codes)
-        chip_steps = (
-            f"stopped at its accuracy target ({SETTLED_REL_ERROR:g} relative to the torch "
-            f"reference): {np.mean(stops):.0f} steps per sample on average (budget {steps})"
-        )
+        row, variants, chip_name, chip_steps = _compare_vn(run, model)
     else:
-        params, config = model
-        scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
-        costs_e = _chip_costs(graph_e, prof_e, hardware, gpu, n, params.positions)
-        stage(f"{n} sample(s) in torch on {torch_device}")
-        entry_t, (scores_t, _) = _torch_backend(
-            kind, model, x, torch_device, tdtype, gpu, costs_e["comparison"].dense
-        )
-        entry_t["accuracy"] = _accuracy(scores_t, labels)
-        backends["torch"] = entry_t
-        entry = _engine_entry(
-            costs_e, wall_e, _mean_active_fraction(prof_e), rsgn_agreement(scores_t, scores_e)
-        )
-        entry["accuracy"] = _accuracy(scores_e, labels)
-        entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
-        backends["engine_float"] = entry
-        if fixed_point:
-            stage(f"{n} sample(s) on the fixed-point engine")
-            backends["engine_fixed"] = _rsgn_fixed_entry(
-                params, config, x, labels, scores_t, scores_e, hardware, gpu
-            )
-        chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
-        chip = backends[chip_name]
-        stage("the GPU's own algorithm on the same samples")
-        if chip["fits"]:
-            report["gpu_fair"] = rsgn_gpu_side(
-                params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
-                chip["latency_per_sample_s"], torch_device,
-            )  # fmt: skip
-            report["gpu_fair"]["chip_backend"] = chip_name
-            report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
-                "chip": chip["accuracy"],
-                "gpu": entry_t["accuracy"],
-                "note": "the GPU runs the float forward; the chip side is "
-                + chip_name
-                + " (fixed point can differ: docs/lava.md)",
-            }
-        chip_costs = chip.pop("_costs", None) or costs_e
-        agreement = chip["agreement_vs_torch"]["decision_agreement"]
-        variants = rsgn_gpu_variants(params, config, graph_e, x, agreement)
-        row = chip_row(
-            chip_costs["graph"], chip_costs["profile"], load_hardware(hardware), n,
-            params.positions,
-        )  # fmt: skip
-        if cutoffs:
-            stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")
-            report["cutoff_sweep"] = rsgn_cutoff_sweep(
-                params, config, x, labels, scores_t, cutoffs, hardware, gpu
-            )
+        row, variants, chip_name, chip_steps = _compare_rsgn(run, model, cutoffs)
     ratios = compare_workload(kind.upper(), row, variants, load_hardware(gpu), assumptions)
     ratios["chip_backend"] = chip_name
-    ratios["chip_steps"] = chip_steps if kind == "vn" else "K + 1"
+    ratios["chip_steps"] = chip_steps
     report["chip_vs_gpu"] = ratios
     atomic_write_text(out / "comparison.json", json.dumps(report, indent=2))
     stage("plots")
