@@ -98,34 +98,17 @@ def engine_steps_needed(graph, g_star, tol, max_steps=20000) -> int:
     raise RuntimeError(f"engine did not reach tolerance in {max_steps} steps")
 
 
-def bench_size(K: int, repeats: int, use_torch: bool) -> list[dict]:
-    p = make_problem(K)
-    S, x, b, lam, eta = p["S"], p["x"], p["b"], p["lam"], p["eta"]
-    gram_s, G = harness.time_once(lambda: S.T @ S)
-    g_star = exact_minimiser(G, b, lam, eta)
-    tol = TOL_REL * np.abs(g_star).max()
-    nnz = int(np.count_nonzero(g_star))
-    compile_s, graph = harness.time_once(
-        lambda: compile_vn([S], [np.zeros((1, K))], lam, x, eta=eta)
-    )
-    rows = []
+def _row(case: dict, method: str, t, iters: int, err: float, macs=None, extra=None) -> dict:
+    """One table row: the method's median time, iterations and error on `case`'s problem."""
+    return {"K": case["K"], "d": case["d"], "nnz_g*": case["nnz"], "method": method,
+            "median_s": t.median, "iters": iters, "max_err": err, "dense_macs": macs,
+            **(extra or {})}  # fmt: skip
 
-    def row(method, t, iters, err, macs=None, extra=None):
-        r = {
-            "K": K,
-            "d": p["d"],
-            "nnz_g*": nnz,
-            "method": method,
-            "median_s": t.median,
-            "iters": iters,
-            "max_err": err,
-            "dense_macs": macs,
-        }
-        r.update(extra or {})
-        rows.append(r)
 
-    # event-driven engine
-    n_steps = engine_steps_needed(graph, g_star, tol)
+def _engine_row(case: dict, graph, repeats: int) -> dict:
+    """The event-driven engine (synchronous ISTA) run for the steps it needs to reach tol."""
+    K, g_star = case["K"], case["g_star"]
+    n_steps = engine_steps_needed(graph, g_star, case["tol"])
     out = {}
 
     def run_engine():
@@ -135,93 +118,104 @@ def bench_size(K: int, repeats: int, use_torch: bool) -> list[dict]:
 
     t = harness.time_call(run_engine, repeats=repeats, warmup=1)
     prof = out["prof"]
-    ev, syn, upd = int(prof.events.sum()), int(prof.synops.sum()), int(prof.updates.sum())
-    row(
-        "event-driven engine (ISTA)",
-        t,
-        n_steps,
-        float(np.abs(out["g"] - g_star).max()),
-        None,
-        {
-            "events": ev,
-            "synops": syn,
-            "updates": upd,
-            "dense_ista_macs": n_steps * K * K,
-            "synops_vs_dense_ista": syn / (n_steps * K * K),
-        },
-    )
+    syn = int(prof.synops.sum())
+    extra = {"events": int(prof.events.sum()), "synops": syn, "updates": int(prof.updates.sum()),
+             "dense_ista_macs": n_steps * K * K, "synops_vs_dense_ista": syn / (n_steps * K * K)}  # fmt: skip
+    err = float(np.abs(out["g"] - g_star).max())
+    return _row(case, "event-driven engine (ISTA)", t, n_steps, err, None, extra)
 
-    # dense FISTA, Gram form and factored form
-    _, it_g = fista_gram(G, b, lam, eta, 20000, g_star, tol)
+
+def _fista_rows(case: dict, repeats: int) -> tuple[list[dict], int]:
+    """Dense FISTA in NumPy, Gram form and factored form; also returns the Gram iterations."""
+    p, G, g_star, tol = case["problem"], case["G"], case["g_star"], case["tol"]
+    S, b, lam, eta, K = p["S"], p["b"], p["lam"], p["eta"], case["K"]
     res = {}
+    _, it_g = fista_gram(G, b, lam, eta, 20000, g_star, tol)
     t = harness.time_call(
         lambda: res.__setitem__("g", fista_gram(G, b, lam, eta, it_g)[0]), repeats=repeats, warmup=1
     )
-    row("dense FISTA NumPy (Gram)", t, it_g, float(np.abs(res["g"] - g_star).max()), it_g * K * K)
+    rows = [_row(case, "dense FISTA NumPy (Gram)", t, it_g,
+                 float(np.abs(res["g"] - g_star).max()), it_g * K * K)]  # fmt: skip
     _, it_f = fista_factored(S, b, lam, eta, 20000, g_star, tol)
     t = harness.time_call(
         lambda: res.__setitem__("g", fista_factored(S, b, lam, eta, it_f)[0]),
         repeats=repeats,
         warmup=1,
     )
-    row(
-        "dense FISTA NumPy (S^T S y)",
-        t,
-        it_f,
-        float(np.abs(res["g"] - g_star).max()),
-        it_f * 2 * p["d"] * K,
-    )
+    rows.append(_row(case, "dense FISTA NumPy (S^T S y)", t, it_f,
+                     float(np.abs(res["g"] - g_star).max()), it_f * 2 * p["d"] * K))  # fmt: skip
+    return rows, it_g
 
-    # scikit-learn Lasso (coordinate descent): loosest tol that reaches the same tolerance
+
+def _lasso_rows(case: dict, repeats: int) -> list[dict]:
+    """scikit-learn's Lasso (coordinate descent) at the loosest tol that reaches the same
+    tolerance; no row without scikit-learn."""
     try:
         from sklearn.linear_model import Lasso
     except ImportError:
-        Lasso = None
-    if Lasso is not None:
-        for sk_tol in (1e-4, 1e-6, 1e-8, 1e-10, 1e-12):
-            model = Lasso(alpha=lam / p["d"], fit_intercept=False, tol=sk_tol, max_iter=100000)
-            model.fit(S, x)
-            if np.abs(model.coef_ - g_star).max() <= tol:
-                break
+        return []
+    p, g_star = case["problem"], case["g_star"]
+    S, x, lam = p["S"], p["x"], p["lam"]
+    for sk_tol in (1e-4, 1e-6, 1e-8, 1e-10, 1e-12):
+        model = Lasso(alpha=lam / p["d"], fit_intercept=False, tol=sk_tol, max_iter=100000)
+        model.fit(S, x)
+        if np.abs(model.coef_ - g_star).max() <= case["tol"]:
+            break
+    res = {}
 
-        def run_lasso():
-            m = Lasso(alpha=lam / p["d"], fit_intercept=False, tol=sk_tol, max_iter=100000)
-            res["g"] = m.fit(S, x).coef_
-            res["n_iter"] = m.n_iter_
+    def run_lasso():
+        m = Lasso(alpha=lam / p["d"], fit_intercept=False, tol=sk_tol, max_iter=100000)
+        res["g"] = m.fit(S, x).coef_
+        res["n_iter"] = m.n_iter_
 
-        t = harness.time_call(run_lasso, repeats=repeats, warmup=1)
-        row(
-            f"sklearn Lasso CD (tol={sk_tol:g})",
-            t,
-            int(res["n_iter"]),
-            float(np.abs(res["g"] - g_star).max()),
-        )
+    t = harness.time_call(run_lasso, repeats=repeats, warmup=1)
+    err = float(np.abs(res["g"] - g_star).max())
+    return [_row(case, f"sklearn Lasso CD (tol={sk_tol:g})", t, int(res["n_iter"]), err)]
 
+
+def _torch_row(case: dict, iters: int, repeats: int) -> dict:
+    """Dense FISTA in torch on the CPU, for the Gram form's iteration count."""
+    import torch
+
+    p, K = case["problem"], case["K"]
+    eta, lam = p["eta"], p["lam"]
+    Gt, bt = torch.from_numpy(case["G"]), torch.from_numpy(p["b"])
+    res = {}
+
+    def run_torch():
+        g = torch.zeros_like(bt)
+        y, tt = g.clone(), 1.0
+        for _ in range(iters):
+            v = y - eta * (Gt @ y - bt)
+            z = torch.sign(v) * torch.clamp(v.abs() - eta * lam, min=0.0)
+            t_next = 0.5 * (1.0 + (1.0 + 4.0 * tt * tt) ** 0.5)
+            y = z + ((tt - 1.0) / t_next) * (z - g)
+            g, tt = z, t_next
+        res["g"] = g.numpy()
+
+    t = harness.time_call(run_torch, repeats=repeats, warmup=1)
+    method = f"dense FISTA torch CPU ({torch.get_num_threads()} threads)"
+    return _row(
+        case, method, t, iters, float(np.abs(res["g"] - case["g_star"]).max()), iters * K * K
+    )
+
+
+def bench_size(K: int, repeats: int, use_torch: bool) -> list[dict]:
+    """Every method on one problem of K atoms; speedups relative to the engine's row."""
+    p = make_problem(K)
+    S, x, b, lam, eta = p["S"], p["x"], p["b"], p["lam"], p["eta"]
+    gram_s, G = harness.time_once(lambda: S.T @ S)
+    g_star = exact_minimiser(G, b, lam, eta)
+    case = {"K": K, "d": p["d"], "problem": p, "G": G, "g_star": g_star,
+            "tol": TOL_REL * np.abs(g_star).max(), "nnz": int(np.count_nonzero(g_star))}  # fmt: skip
+    compile_s, graph = harness.time_once(
+        lambda: compile_vn([S], [np.zeros((1, K))], lam, x, eta=eta)
+    )
+    rows = [_engine_row(case, graph, repeats)]
+    fista, it_g = _fista_rows(case, repeats)
+    rows += fista + _lasso_rows(case, repeats)
     if use_torch:
-        import torch
-
-        Gt, bt = torch.from_numpy(G), torch.from_numpy(b)
-
-        def run_torch():
-            g = torch.zeros_like(bt)
-            y, tt = g.clone(), 1.0
-            for _ in range(it_g):
-                v = y - eta * (Gt @ y - bt)
-                z = torch.sign(v) * torch.clamp(v.abs() - eta * lam, min=0.0)
-                t_next = 0.5 * (1.0 + (1.0 + 4.0 * tt * tt) ** 0.5)
-                y = z + ((tt - 1.0) / t_next) * (z - g)
-                g, tt = z, t_next
-            res["g"] = g.numpy()
-
-        t = harness.time_call(run_torch, repeats=repeats, warmup=1)
-        row(
-            f"dense FISTA torch CPU ({torch.get_num_threads()} threads)",
-            t,
-            it_g,
-            float(np.abs(res["g"] - g_star).max()),
-            it_g * K * K,
-        )
-
+        rows.append(_torch_row(case, it_g, repeats))
     base = rows[0]["median_s"]
     for r in rows:
         r["engine_speedup"] = r["median_s"] / base

@@ -144,3 +144,19 @@ def test_every_package_folder_is_installed():
         for init in (ROOT / layer).rglob("*.py")
     }
     assert folders - listed == set()
+
+
+MAX_FUNCTION_LINES = 90
+
+
+def test_no_function_is_longer_than_a_screen_and_a_half():
+    """Long functions are split around small state objects (docs/architecture.md)."""
+    long = []
+    for root in [*LAYERS, "benchmarks"]:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines})")
+    assert long == []

@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 
 from atomspark.scenarios.paper.checks import split_results
+from atomspark.scenarios.paper.figures import LABELS, PAPER, PAPER_SEED42, load_results
 from atomspark.scenarios.paper.grid import RESULTS, SEEDS, TASKS
 
 README = RESULTS.parents[2] / "README.md"
@@ -41,8 +42,6 @@ def _row(task: str, label: str, paper: str, runs: list[dict]) -> str:
 
 def render_readme(results: dict) -> str:
     """The README block: both tables and the caveat."""
-    from atomspark.scenarios.paper.tables import LABELS, PAPER, PAPER_SEED42
-
     results, _, _ = split_results(results)
     head = (
         "| task | model | paper % | ours, best epoch % | ours, last epoch % | best − last, "
@@ -76,7 +75,6 @@ def render_readme(results: dict) -> str:
 
 def write_readme(readme: Path = README, results: dict | None = None) -> Path:
     """Replace the README's generated block (between the markers) with fresh figures."""
-    from atomspark.scenarios.paper.tables import load_results
     from atomspark.sim.core import atomic_write_text
 
     text = readme.read_text(encoding="utf-8")
