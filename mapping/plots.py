@@ -106,7 +106,7 @@ def plot_costs(comparisons: dict, path: str | os.PathLike) -> None:
     y = np.arange(len(names))
     chip = np.array([reports[n].energy_per_sample_j for n in names])
     unit, scale = energy_unit(chip)
-    fig, ax1 = plt.subplots(figsize=(7.5, 1.6 + 0.55 * max(len(names), 1)))
+    fig, ax1 = plt.subplots(figsize=(7.5, 2.6 + 0.45 * max(len(names), 1)))
     parts = ["synaptic_ops", "updates_active", "updates_idle", "spikes", "routing", "static"]
     left = np.zeros(len(names))
     totals = np.maximum(chip, 1e-300)
@@ -126,8 +126,9 @@ def plot_costs(comparisons: dict, path: str | os.PathLike) -> None:
     title = f"{chip_name}: where the energy goes"
     if missing:
         title += " (does not fit: " + ", ".join(missing) + ")"
-    ax1.set_title(title, fontsize=9, y=1.25)
-    ax1.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=3)
+    ax1.set_title(title, fontsize=9)
+    # below the axis label: never on the title or on the bars
+    ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=6, frameon=False)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

@@ -60,14 +60,68 @@ def _has_data(ax) -> bool:
         p.get_width() != 0 or p.get_height() != 0 for p in ax.patches if hasattr(p, "get_width")
     ):
         return True
+    if any(np.size(im.get_array()) for im in ax.images):
+        return True
+    if any(len(p.get_path().vertices) > 2 for p in ax.patches):  # e.g. step histograms
+        return True
     return any(len(c.get_offsets()) for c in ax.collections if hasattr(c, "get_offsets"))
+
+
+MIN_HEIGHT_IN = 2.5  # a figure lower than this is a thin strip, whatever its width
+MAX_ASPECT = 4.0  # wider than this (e.g. one row of bars across a page) reads as a strip
+
+
+def _legend_problems(fig: Figure, renderer) -> list[str]:
+    """Legends that sit on a title (any axes' or the figure's) or on plotted data."""
+    problems = []
+    titles = [t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title)]
+    titles += [t for t in (getattr(fig, "_suptitle", None),) if t is not None]
+    legends = [(ax.get_legend(), [ax]) for ax in fig.axes] + [(lg, fig.axes) for lg in fig.legends]
+    for legend, axes in legends:
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        for title in _texts(titles):
+            if box.overlaps(title.get_window_extent(renderer)):
+                problems.append(f"legend covers the title '{title.get_text()}'")
+        for ax in axes:
+            if ax.axison and _legend_covers_data(ax, box):
+                problems.append(f"legend covers data in '{ax.get_title()}'")
+    return problems
+
+
+def _legend_covers_data(ax, box) -> bool:
+    """Any drawn point of a line or scatter, or any bar, inside the legend's box."""
+    inside = lambda xy: (  # noqa: E731
+        (xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1)
+    )
+    for line in ax.get_lines():
+        xy = np.column_stack([np.asarray(v, float) for v in line.get_data()])
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) and inside(line.get_transform().transform(xy)).any():
+            return True
+    for coll in ax.collections:
+        offsets = np.asarray(coll.get_offsets(), float)
+        if len(offsets) and inside(coll.get_offset_transform().transform(offsets)).any():
+            return True
+    from matplotlib.transforms import Bbox
+
+    for patch in ax.patches:
+        if hasattr(patch, "get_width") and patch.get_width() and patch.get_height():
+            shown = Bbox.intersection(patch.get_window_extent(), ax.bbox)  # clipped to the axes
+            if shown is not None and box.overlaps(shown):
+                return True
+    return False
 
 
 def figure_problems(fig: Figure) -> list[str]:
     """What makes the figure hard to read (empty list: readable)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    problems = []
+    width, height = fig.get_size_inches()
+    problems = _legend_problems(fig, renderer)
+    if height < MIN_HEIGHT_IN or width / height > MAX_ASPECT:
+        problems.append(f"a thin strip ({width:.1f} x {height:.1f} in)")
     for i, ax in enumerate(fig.axes):
         where = f"axes {i} ('{ax.get_title()}')"
         if not ax.axison:  # a text-only panel
@@ -305,3 +359,37 @@ def test_checker_catches_unreadable_figures():
     ax2.set_ylabel("y")
     assert any("empty" in p for p in figure_problems(fig2))
     plt.close("all")
+
+
+@pytest.mark.torch
+def test_bench_plots_are_readable(tmp_path, checked):
+    """errors.png, examples.png and the VN atoms of a quick fn1d run (one seed: the title says
+    so), with the legends off the data and the titles."""
+    pytest.importorskip("torch")
+    from atomspark.scenarios.bench.runner import run_benchmark
+
+    run_benchmark("fn1d", quick=True, out=tmp_path / "b", device="cpu", log=lambda _: None)
+    _assert_readable(checked, {"errors", "examples"})
+    import matplotlib.pyplot as plt
+
+    assert not plt.get_fignums()
+
+
+def test_checker_catches_legends_on_titles_and_data_and_thin_strips():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 2.2))
+    ax.barh([0], [80], label="a")
+    ax.set_xlabel("share (%)")
+    ax.set_title("where the energy goes", y=1.25)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.02))  # costs.png before the fix
+    problems = figure_problems(fig)
+    assert any("legend covers the title" in p for p in problems), problems
+    assert any("thin strip" in p for p in problems), problems
+    fig2, ax2 = plt.subplots(figsize=(6, 4))
+    ax2.plot(np.arange(10), np.full(10, 1.0), label="flat")
+    ax2.set(xlabel="x", ylabel="y", ylim=(0, 2))
+    ax2.legend(loc="center")
+    assert any("legend covers data" in p for p in figure_problems(fig2))
+    plt.close(fig)
+    plt.close(fig2)

@@ -28,9 +28,13 @@ def plot_errors(results: dict, path: Path) -> Path:
         ax.set_ylabel("NMSE")
         ax.set_title(TASK_TITLES[task].split(":")[0], fontsize=10)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{results['family']}: error per split and model (mean ± std over seeds)")
-    return _save(fig, path)
+    seeds = max((len(m.get("seeds", [])) for m in models.values()), default=0)
+    spread = f"mean ± std over {seeds} seeds" if seeds > 1 else "one seed: no spread shown"
+    fig.suptitle(f"{results['family']}: error per split and model ({spread})")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))  # the legend goes below the panels, off the bars
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8)
+    return _save(fig, path, layout=False)
 
 
 def plot_examples(
@@ -41,7 +45,9 @@ def plot_examples(
     outputs = {c["model"]: c["examples"] for c in cells if c["seed"] == first_seed}
     splits = list(examples)
     if len(shape) == 1:
-        fig, axes = plt.subplots(len(splits), 1, figsize=(9, 2.2 * len(splits)), squeeze=False)
+        fig, axes = plt.subplots(
+            len(splits), 1, figsize=(9, 2.2 * len(splits)), squeeze=False, sharex=True
+        )
         for ax, split in zip(axes[:, 0], splits):
             ex = examples[split]
             hidden = np.asarray(ex["hidden"], bool)
@@ -54,7 +60,11 @@ def plot_examples(
             if task == "masked" and hidden.any():
                 ax.axvspan(x[hidden].min(), x[hidden].max(), color="y", alpha=0.15)
             ax.set_ylabel(split, fontsize=9)
-        axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
+        axes[-1, 0].set_xlabel("position in the signal (sample index)")
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_size_inches()[1]))
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), fontsize=7)
+        return _save(fig, path, layout=False)  # the legend above the panels, off the curves
     else:
         cols = 2 + len(outputs)
         fig, axes = plt.subplots(
@@ -106,8 +116,9 @@ def plot_vn_atoms(cells: list[dict], model: str, path: Path) -> Path:
     return _save(fig, path)
 
 
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
+def _save(fig, path: Path, layout: bool = True) -> Path:
+    if layout:
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
