@@ -381,7 +381,7 @@ def test_checker_catches_legends_on_titles_and_data_and_thin_strips():
     fig, ax = plt.subplots(figsize=(7.5, 2.2))
     ax.barh([0], [80], label="a")
     ax.set_xlabel("share (%)")
-    ax.set_title("where the energy goes", y=1.25)
+    ax.set_title("where the energy goes", y=1.08)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.02))  # costs.png before the fix
     problems = figure_problems(fig)
     assert any("legend covers the title" in p for p in problems), problems
