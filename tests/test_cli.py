@@ -185,7 +185,9 @@ def test_verify_without_lava_says_where_to_run(vn_file, tmp_path, capsys):
         main(["export", str(vn_file), "--to", "lava", "--verify", "--out", str(tmp_path / "z")])
         == 2
     )
-    assert ".venv-lava/bin/atomspark" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ".venv-lava/bin/atomspark" in err and "tools/setup.sh" in err
+    assert not (tmp_path / "z").exists()  # refused before the bundle was written
 
 
 @pytest.mark.lava

@@ -72,6 +72,8 @@ def export_model(
     from atomspark.mapping.quantize import require_frac_bits
 
     frac_bits = require_frac_bits("--frac-bits", frac_bits)
+    if verify and to == "lava":
+        require_lava()
     min_agreement = require_fraction("--min-agreement", min_agreement)
     if split_w_h and not fixed:
         raise AtomsparkError("--split-w-h: only with --fixed (it chooses the integer RSGN unit)")
@@ -213,12 +215,19 @@ def _agreement(kind: str, quantization: dict, min_agreement: float) -> dict:
             "message": message}  # fmt: skip
 
 
-def _verify(bundle: Path, steps: int, log) -> dict:
+def require_lava() -> None:
+    """--verify runs Lava, which lives in its own Python 3.10 environment: say which, and how
+    to build it, before anything is written."""
     if importlib.util.find_spec("lava") is None:
         raise AtomsparkError(
             "--verify needs lava-nc, which is installed in the Python 3.10 environment: "
-            "run .venv-lava/bin/atomspark export ... --verify"
+            "run .venv-lava/bin/atomspark export ... --verify (bash tools/setup.sh builds "
+            ".venv-lava; it needs python3.10)"
         )
+
+
+def _verify(bundle: Path, steps: int, log) -> dict:
+    require_lava()
     from atomspark.mapping.lava.export import verify_lava
 
     report = verify_lava(bundle, steps)
