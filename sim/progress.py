@@ -62,7 +62,9 @@ class PlainProgress:
     def __enter__(self) -> PlainProgress:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None:  # the error's own message is the last line, not a count
+            self._closed = True
         self.close()
 
     def _line(self) -> None:
