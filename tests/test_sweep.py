@@ -287,15 +287,22 @@ def test_options_added_later_keep_finished_cells_recognised(tmp_path, monkeypatc
     from atomspark.networks.torch_path import config
     from atomspark.scenarios.sweep.grid import cell_id
 
-    grid = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]')
+    old_rules = "".join(  # the keys added later, at the values that behave as before
+        f'"{key}" = {json.dumps(value)}\n' for key, value in config.IDENTITY_NEUTRAL.items()
+    )
+    grid = write_grid(
+        tmp_path, f'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]\n[set]\n{old_rules}'
+    )
     (cell,) = plan_grid(grid).cells
     before = {  # every section without the keys added later
         section: {k: v for k, v in value.items() if f"{section}.{k}" not in config.IDENTITY_NEUTRAL}
         if isinstance(value, dict) else value
         for section, value in cell.params.items()
     }  # fmt: skip
-    assert before != cell.params
     assert cell.id == cell_id(cell.labels, before)  # the settings as they were before the keys
+    default = write_grid(tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]', "d.toml")
+    released = plan_grid(default).cells[0]  # today's defaults (released rules) are new settings
+    assert released.id != cell.id
     moved = write_grid(
         tmp_path, 'kind = "train"\nbase = "rsgn-sparse"\nseeds = [0]\n'
         '[set]\n"plasticity.homeostasis_signal" = "events"', "b.toml",
