@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from atomspark.scenarios.bench import fn1d
-from atomspark.scenarios.bench.classical import DictLasso, GappyPCA, Smoothing
-from atomspark.scenarios.bench.tables import select
-from atomspark.scenarios.bench.validation import VAL_FRACTION, hold_out_validation
+
+pytest.importorskip("torch")  # the bench package trains its baselines with PyTorch
+pytestmark = pytest.mark.torch
+
+from atomspark.scenarios.bench import fn1d  # noqa: E402
+from atomspark.scenarios.bench.classical import DictLasso, GappyPCA, Smoothing  # noqa: E402
+from atomspark.scenarios.bench.tables import select  # noqa: E402
+from atomspark.scenarios.bench.validation import VAL_FRACTION, hold_out_validation  # noqa: E402
 
 BASIS = np.random.default_rng(99).standard_normal((3, 40))
 
