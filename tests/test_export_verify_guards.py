@@ -82,7 +82,11 @@ def sub_resolution_rsgn(tmp_path):
     return path, tmp_path / "tokens.npy"
 
 
+@pytest.mark.lava
 def test_verify_fails_when_fixed_point_decisions_diverge(sub_resolution_rsgn, tmp_path, capsys):
+    """--verify needs Lava (without it the command is refused before the check, see
+    test_cli); with it, the agreement check runs first and fails in one line."""
+    pytest.importorskip("lava")
     model, tokens = sub_resolution_rsgn
     out = tmp_path / "out"
     argv = ["export", str(model), "--to", "lava", "--fixed", "--verify", "--input", str(tokens)]
