@@ -79,7 +79,8 @@ def plot_activity(
         ax2.set_yscale("log")
     ax2.set_ylim(bottom=max(ax2.get_ylim()[0], 0.5) if ax2.get_yscale() == "log" else 0)
     ax2.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax2.legend(fontsize=7)
+    # below the axes: with a variant the curves fill the panel, and a legend inside covers them
+    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax1.set_title(title or "activity per step")
     _save(fig, path)
     plt.close(fig)
