@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 from atomspark.scenarios.paper.grid import RESULTS
@@ -79,3 +80,13 @@ def load_results(results: Path = RESULTS) -> dict[tuple[str, str], dict]:
 def load_partial(results: Path = RESULTS) -> dict[tuple[str, str], dict]:
     """{(grid, cell): summary} of cells still running (results/partial/<grid>/<cell>.json)."""
     return load_results(results / "partial")
+
+
+def percent(values: list[float]) -> str:
+    """Accuracies as a percentage: one run as is, several as mean ± population std, none as -."""
+    if not values:
+        return "-"
+    mean = 100 * statistics.fmean(values)
+    if len(values) == 1:
+        return f"{mean:.1f}"
+    return f"{mean:.1f} ± {100 * statistics.pstdev(values):.1f}"

@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 
 from atomspark.scenarios.paper.checks import split_results
-from atomspark.scenarios.paper.figures import LABELS, PAPER, PAPER_SEED42, load_results
+from atomspark.scenarios.paper.figures import LABELS, PAPER, PAPER_SEED42, load_results, percent
 from atomspark.scenarios.paper.grid import RESULTS, SEEDS, TASKS
 
 README = RESULTS.parents[2] / "README.md"
@@ -24,20 +24,11 @@ CAVEAT = (
 )
 
 
-def _fig(values: list[float]) -> str:
-    if not values:
-        return "-"
-    mean = 100 * statistics.fmean(values)
-    return (
-        f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ± {100 * statistics.pstdev(values):.1f}"
-    )
-
-
 def _row(task: str, label: str, paper: str, runs: list[dict]) -> str:
     best = [r["best"]["accuracy"] for r in runs]
     last = [r["last"]["accuracy"] for r in runs]
     gap = f"{100 * (statistics.fmean(best) - statistics.fmean(last)):.1f}" if runs else "-"
-    return f"| {task} | {label} | {paper} | {_fig(best)} | {_fig(last)} | {gap} |"
+    return f"| {task} | {label} | {paper} | {percent(best)} | {percent(last)} | {gap} |"
 
 
 def render_readme(results: dict) -> str:

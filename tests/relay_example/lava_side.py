@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from atomspark.mapping.lava.net import LavaPopulation
 from atomspark.mapping.lava.units import LavaUnit, register_lava_unit
-from atomspark.mapping.lava.units.lif import count_errors, nonzero_outputs, one_record
+from atomspark.mapping.lava.units.registry import count_errors, nonzero_outputs, one_record
 from lava.magma.core.decorator import implements, requires, tag
 from lava.magma.core.model.py.model import PyLoihiProcessModel
 from lava.magma.core.model.py.ports import PyInPort, PyOutPort

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from atomspark.mapping.lava.net import LavaPopulation
-from atomspark.mapping.lava.units.registry import LavaUnit, register_lava_unit
+from atomspark.mapping.lava.units.registry import (
+    LavaUnit,
+    count_errors,
+    nonzero_outputs,
+    one_record,
+    register_lava_unit,
+)
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.units.lif import LIFFixedParams, LIFParams, lif_float_reference_step
@@ -74,21 +80,6 @@ def _make_process(p: LavaPopulation):
     bias = (a["bias_mant"], a["bias_exp"]) if p.arithmetic == "fixed" else (a["bias"], 0)
     return LIF(shape=(p.size,), u=a["u_init"], v=a["v_init"], du=k["du"], dv=k["dv"],
                vth=k["vth"], bias_mant=bias[0], bias_exp=bias[1], name=p.name)  # fmt: skip
-
-
-def one_record(p: LavaPopulation) -> dict[str, tuple[int, str, str | None]]:
-    """One output per unit per step (spikes or graded changes): the step's output, on s_out."""
-    return {p.name: (p.size, "s_out", None)}
-
-
-def nonzero_outputs(p: LavaPopulation, outputs: dict) -> np.ndarray:
-    """A unit sent an event when its output is nonzero (a spike, a code change)."""
-    return outputs[p.name] != 0
-
-
-def count_errors(p: LavaPopulation, lava: dict, traces: dict, count_error: float) -> dict:
-    """Spikes carry no value: the per-step and per-unit event counts are the whole check."""
-    return {p.name: float(count_error)}
 
 
 _COMMON = dict(process="LIF", select_tags=("floating_pt", "fixed_pt"), init_state=_init_state,

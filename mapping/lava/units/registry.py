@@ -52,6 +52,22 @@ class LavaUnit:
     multi_channel: bool = False
 
 
+# Defaults for units that send one value per unit per step (LIF, VN, the worked example).
+def one_record(p: LavaPopulation) -> dict[str, tuple[int, str, str | None]]:
+    """One output per unit per step (spikes or graded changes): the step's output, on s_out."""
+    return {p.name: (p.size, "s_out", None)}
+
+
+def nonzero_outputs(p: LavaPopulation, outputs: dict) -> np.ndarray:
+    """A unit sent an event when its output is nonzero (a spike, a code change)."""
+    return outputs[p.name] != 0
+
+
+def count_errors(p: LavaPopulation, lava: dict, traces: dict, count_error: float) -> dict:
+    """Spikes carry no value: the per-step and per-unit event counts are the whole check."""
+    return {p.name: float(count_error)}
+
+
 _BY_KIND: dict[tuple[str, str], LavaUnit] = {}
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from atomspark.mapping.lava.net import LavaPopulation
-from atomspark.mapping.lava.units.lif import nonzero_outputs, one_record
-from atomspark.mapping.lava.units.registry import LavaUnit, register_lava_unit
+from atomspark.mapping.lava.units.registry import (
+    LavaUnit,
+    nonzero_outputs,
+    one_record,
+    register_lava_unit,
+)
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.units.vn import VNParams, vn_float_reference_step
 from atomspark.sim.units.vn_fixed import VNFixedParams, vn_fixed_step
