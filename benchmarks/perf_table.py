@@ -38,72 +38,101 @@ def _engine_key(ratios: dict, dtype: str) -> str:
 
 
 def cuba_section(res: dict) -> list[str]:
-    bw = res["memory_bandwidth"]
     out = [
-        f"### CUBA ({res['date_utc']} UTC, {res['machine']['cpu']}, one thread each)",
+        f"### CUBA ({res['machine']['cpu']}, one thread each)",
         "",
-        f"Single-thread memory bandwidth in the same run: copy {bw['copy_GBps']} GB/s, add "
-        f"{bw['add_GBps']} GB/s. Peer / engine: the ratio of the median CPU times, with its "
-        f"range over the interleaved pairs in parentheses.",
+        "Peer / engine: the ratio of the median CPU times, with its range over the interleaved "
+        "pairs in parentheses; each engine is compared with the peers of every precision, the "
+        "targets with Brian2 in the engine's own precision.",
         "",
     ]
     for name, size in res["sizes"].items():
-        ratios = size["ratios"]
-        e64, e32 = _engine_key(ratios, "float64"), _engine_key(ratios, "float32")
-        out += [
-            f"**{name}**, {size['steps']} steps, {size['n_synapses']:,} synapses, "
-            f"{size['rounds']} interleaved rounds; 1-minute load average "
-            f"{size['load_before'][0]} before, {size['load_after'][0]} after:",
-            "",
-            "| simulator | CPU min s | CPU median s | wall median s | compile s | set-up s "
-            "| first run s | rate Hz | synaptic events / s | vs engine float64 "
-            "| vs engine float32 |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for r in size["rows"]:
-            cells = []
-            for eng in (e64, e32):
-                q = ratios[eng].get(r["simulator"])
-                if r["simulator"] == eng:
-                    cells.append("1")
-                elif q is None:
-                    cells.append("-")
-                else:
-                    cells.append(f"{q['median']:.2f}x ({q['pair_min']:.2f}-{q['pair_max']:.2f})")
-            out.append(
-                f"| {r['simulator']} | {_g(r['cpu_min_s'])} | {_g(r['cpu_median_s'])} "
-                f"| {_g(r['wall_median_s'])} | {_g(r['compile_s'])} | {_g(r['setup_s'])} "
-                f"| {_g(r['first_run_s'])} | {r['rate_hz']:.2f} | {_g(r['synops_per_s'])} "
-                f"| {cells[0]} | {cells[1]} |"
-            )
+        out += _cuba_table(name, size, res)
+        out += _cuba_notes(size, res)
         out.append("")
-        for miss in size["missing_peers"]:
-            out.append(f"- peer not run: {miss}")
-        n = size["config"]["n"]
-        for r in size["rows"]:
-            if "atomspark" in r["simulator"]:
-                rate = n * size["steps"] / r["cpu_median_s"]
-                out.append(
-                    f"- {r['simulator']}: {_g(rate)} neuron-steps/s ({1e9 / rate:.2f} ns per "
-                    f"neuron-step, synaptic work included), {_g(r['synops_per_s'])} synaptic "
-                    f"events/s; the measured copy bandwidth would stream "
-                    f"{_g(res['synops_per_s_at_copy_bandwidth'])} synapses/s at 12 bytes each"
-                )
-        if any("dense" in r["simulator"] for r in size["rows"]):
+    return out
+
+
+def _cuba_table(name: str, size: dict, res: dict) -> list[str]:
+    ratios = size["ratios"]
+    e64, e32 = _engine_key(ratios, "float64"), _engine_key(ratios, "float32")
+    bw = size.get("memory_bandwidth", res.get("memory_bandwidth"))
+    out = [
+        f"**{name}** ({size.get('date_utc', res['date_utc'])} UTC), {size['steps']} steps, "
+        f"{size['n_synapses']:,} synapses, {size['rounds']} interleaved rounds; 1-minute load "
+        f"average {size['load_before'][0]} before, {size['load_after'][0]} after; single-thread "
+        f"memory bandwidth in the same run: copy {bw['copy_GBps']} GB/s, add {bw['add_GBps']} "
+        f"GB/s:",
+        "",
+        "| simulator | CPU min s | CPU median s | wall median s | compile s | set-up s "
+        "| first run s | rate Hz | synaptic events / s | vs engine float64 "
+        "| vs engine float32 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in size["rows"]:
+        cells = []
+        for eng in (e64, e32):
+            q = ratios[eng].get(r["simulator"])
+            if r["simulator"] == eng:
+                cells.append("1")
+            elif q is None:
+                cells.append("-")
+            else:
+                cells.append(f"{q['median']:.2f}x ({q['pair_min']:.2f}-{q['pair_max']:.2f})")
+        out.append(
+            f"| {r['simulator']} | {_g(r['cpu_min_s'])} | {_g(r['cpu_median_s'])} "
+            f"| {_g(r['wall_median_s'])} | {_g(r['compile_s'])} | {_g(r['setup_s'])} "
+            f"| {_g(r['first_run_s'])} | {r['rate_hz']:.2f} | {_g(r['synops_per_s'])} "
+            f"| {cells[0]} | {cells[1]} |"
+        )
+    return out + [""]
+
+
+def _cuba_notes(size: dict, res: dict) -> list[str]:
+    out = [f"- peer not run: {miss}" for miss in size["missing_peers"]]
+    n = size["config"]["n"]
+    per_s = size.get("synops_per_s_at_copy_bandwidth", res.get("synops_per_s_at_copy_bandwidth"))
+    for r in size["rows"]:
+        if "atomspark" in r["simulator"]:
+            rate = n * size["steps"] / r["cpu_median_s"]
+            out.append(
+                f"- {r['simulator']}: {_g(rate)} neuron-steps/s ({1e9 / rate:.2f} ns per "
+                f"neuron-step, synaptic work included), {_g(r['synops_per_s'])} synaptic "
+                f"events/s; the measured copy bandwidth would stream {_g(per_s)} synapses/s "
+                f"at 12 bytes each"
+            )
+    flags = {r["compile_flags"] for r in size["rows"] if r.get("compile_flags")}
+    for f in sorted(flags):
+        out.append(f"- Brian2 compiled with its default flags: `{f}`")
+    for r in size["rows"]:
+        if "dense" in r["simulator"] and "steps" not in r:
             out.append(
                 f"- the dense NumPy row ran the first {max(size['steps'] // 100, 20)} steps only "
                 f"(a transient with a higher rate); it is the trivial baseline, priced per "
                 f"synaptic event"
             )
-        cores = res["machine"]["logical_cores"]
-        if max(size["load_before"][0], size["load_after"][0]) > cores:
+        elif "dense" in r["simulator"]:
             out.append(
-                f"- the 1-minute load average exceeded the {cores} cores: CPU times include "
-                f"contention for shared caches and memory, which need not hit every peer alike; "
-                f"read the ratios with their pair ranges, and a quiet machine may give others"
+                f"- the dense NumPy row (the trivial baseline) ran the whole {r['steps']} steps "
+                f"once: the same network and update order as the engine (its spikes equal the "
+                f"engine's step by step in tests/test_bench_cuba.py)"
             )
-        out.append("")
+    cores = res["machine"]["logical_cores"]
+    if max(size["load_before"][0], size["load_after"][0]) > cores:
+        out.append(
+            f"- the 1-minute load average exceeded the {cores} cores: CPU times include "
+            f"contention for shared caches and memory, which need not hit every peer alike; "
+            f"read the ratios with their pair ranges, and a quiet machine may give others"
+        )
     return out
+
+
+def _brian_of(vs_engine: dict, dtype: str) -> tuple[str, dict] | tuple[None, None]:
+    """Brian2's row of the same precision as the engine's (an older result has only float64)."""
+    rows = {k: v for k, v in vs_engine.items() if "Brian2" in k}
+    same = [k for k in rows if f"({dtype}," in k]
+    key = same[0] if same else next(iter(rows), None)
+    return (key, rows[key]) if key else (None, None)
 
 
 def cuba_targets(res: dict) -> list[str]:
@@ -112,12 +141,15 @@ def cuba_targets(res: dict) -> list[str]:
         ratios = size["ratios"]
         for dtype, target in CUBA_TARGETS.items():
             eng = _engine_key(ratios, dtype)
-            brian = next((v for k, v in ratios[eng].items() if "Brian2" in k), None)
+            key, brian = _brian_of(ratios[eng], dtype)
             if brian is None:
                 out.append(f"- CUBA {name}, {dtype}: Brian2 did not run; no ratio")
                 continue
+            prec = "float32" if "(float32," in key else "float64"
+            if prec != dtype:
+                prec += f" (Brian2 did not run in {dtype}: different precisions)"
             out.append(
-                f"- CUBA {name}, {dtype} >= {target:g}x Brian2 cpp_standalone: "
+                f"- CUBA {name}, engine {dtype} >= {target:g}x Brian2 cpp_standalone in {prec}: "
                 f"{_status(brian['median'], target)}; pairs {brian['pair_min']:.2f}-"
                 f"{brian['pair_max']:.2f}x"
             )

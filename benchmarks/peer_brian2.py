@@ -1,0 +1,68 @@
+"""Brian2 cpp_standalone as a CUBA peer, in float64 or float32: the same neurons and synapses.
+
+The C++ project is generated and built once per precision (prefs.core.default_float_dtype) in
+its own folder with Brian2's default compiler flags (prefs.codegen.cpp.extra_compile_args_gcc:
+-O3 -ffast-math -march=native ..., recorded with each result), then the device is reset so that
+the next precision can be built in the same process. Each timed run executes the built binary
+directly and reads back Brian2's own main-loop CPU time (results/last_run_info.txt, std::clock,
+one thread: OpenMP off) and the spike monitor's array of neuron indices.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+from atomspark.scenarios.runs.cuba import CubaNetwork, brian2_cuba
+
+
+class Brian2Peer:
+    """One Brian2 cpp_standalone build of the CUBA network in one float precision."""
+
+    def __init__(self, net: CubaNetwork, steps: int, dtype: str) -> None:
+        import brian2 as b2
+
+        self.net, self.dtype = net, dtype
+        self.workdir = tempfile.mkdtemp(prefix=f"atomspark_brian2_cuba_{dtype}_")
+        self.results = os.path.join(self.workdir, "results", "")  # the binary wants the slash
+        b2.set_device("cpp_standalone", build_on_run=False, directory=self.workdir)
+        b2.prefs.devices.cpp_standalone.openmp_threads = 0  # one thread
+        b2.prefs.core.default_float_dtype = getattr(b2, dtype)
+        try:
+            t0 = time.perf_counter()
+            network, mon = brian2_cuba(net, "numpy")  # the standalone device generates C++
+            network.run(steps * net.config.dt * b2.second)
+            b2.device.build(directory=self.workdir, compile=True, run=False)
+            self.compile_s = time.perf_counter() - t0
+            self.spike_file = b2.device.get_array_filename(mon.variables["i"])
+            self.compile_flags = " ".join(b2.prefs.codegen.cpp.extra_compile_args_gcc)
+        finally:  # leave Brian2 as found: the next build starts from a fresh device
+            b2.prefs.core.default_float_dtype = b2.float64
+            b2.device.reinit()
+            b2.device.activate()
+            b2.set_device("runtime")
+        os.makedirs(self.results, exist_ok=True)
+        self.setup_s = None
+        self.name = f"Brian2 {b2.__version__} cpp_standalone ({dtype}, 1 thread)"
+
+    def first_run(self, steps: int) -> float:
+        return self.timed_run(steps)["wall_s"]
+
+    def timed_run(self, steps: int) -> dict:
+        """Run the binary once: Brian2's main-loop CPU time, the wall time of the whole binary
+        (process start and file output included), spikes and synaptic events."""
+        w0 = time.perf_counter()
+        subprocess.run(["./main", "--results_dir", self.results], cwd=self.workdir, check=True,
+                       stdout=subprocess.DEVNULL)  # fmt: skip
+        wall = time.perf_counter() - w0
+        with open(os.path.join(self.results, "last_run_info.txt")) as fh:
+            run_time, completed = fh.read().split()
+        if float(completed) != 1.0:
+            raise RuntimeError(f"Brian2 {self.dtype} run stopped at {completed} of its duration")
+        fired = np.fromfile(os.path.join(self.results, self.spike_file), np.int32)
+        out_deg = np.bincount(self.net.pre, minlength=self.net.config.n)
+        return {"cpu_s": float(run_time), "wall_s": wall, "spikes": int(fired.size),
+                "synops": int(out_deg[fired].sum())}  # fmt: skip
