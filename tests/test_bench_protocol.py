@@ -98,7 +98,7 @@ def test_early_stopping_restores_the_best_epoch():
     data = fn1d.make_data(fn1d.Fn1dSizes(n_train=300, n_test=8), 0)
     data = hold_out_validation(data, lambda rng, n: fn1d.random_hidden(rng, n), 0)
     # a learning rate far too high: the validation score stops improving within a few epochs
-    cfg = TrainConfig(epochs=60, lr=0.3, patience=3, plateau=1)
+    cfg = TrainConfig(epochs=60, lr=0.3, patience=3)
     model = TorchBench(partial(MaskedMLP, dim=fn1d.LENGTH, hidden=16), cfg, fn1d.NOISE, "cpu")
     model.fit(data.train, 0, random_hidden=lambda rng, n: fn1d.random_hidden(rng, n), val=data.val)
     curves = model.curves()

@@ -28,7 +28,7 @@ class ProtocolSizes:
     vn_interface: int = 32
     vn_joint_epochs: int = 2
     max_epochs: int = 300
-    patience: int = 15
+    patience: int = 40
     baseline_batch: int = 64
     lr: float = 2e-3
     pca_components: int = 20

@@ -119,10 +119,13 @@ def update_doc(doc: Path, name: str, text: str) -> None:
     atomic_write_text(doc, pattern.sub(lambda _: f"{begin}\n{text}{end}", src))
 
 
-def final_grid(folder: Path, models: list[str] | None = None, grids: Path = GRIDS) -> list[Path]:
+def final_grid(
+    folder: Path, models: list[str] | None = None, grids: Path = GRIDS, stage: str = "seeds"
+) -> list[Path]:
     """The second stage: each model's chosen configuration on the seeds it has not run, one grid
-    per model (grids/<family>-seeds/<model>.toml, run into <family>/seeds/<model>), so a model
-    whose tuning is finished can go on while others are still being tuned."""
+    per model (grids/<family>-<stage>/<model>.toml, run into <family>/<stage>/<model>), so a
+    model whose tuning is finished can go on while others are still being tuned. A new stage
+    name keeps an earlier stage's grid and folder (a sweep folder holds one grid)."""
     folder = Path(folder)
     cells = load_cells(folder)
     if not cells:
@@ -134,12 +137,13 @@ def final_grid(folder: Path, models: list[str] | None = None, grids: Path = GRID
     paths = []
     for model in models or list(chosen):
         settings = _settings_of(folder, chosen[model]["cells"][0])
-        path = grids / f"{folder.name}-seeds" / f"{model}.toml"
+        path = grids / f"{folder.name}-{stage}" / f"{model}.toml"
+        flag = "" if stage == "seeds" else f" --stage {stage}"
         lines = [
             f"# {folder.name}, second stage of the protocol: {model}'s configuration chosen on the",
             "# validation split of seed 0 (written by `python -m atomspark.scenarios.bench.report",
-            f"# --final-grid {folder} --models {model}`), on the remaining seeds. Run:",
-            f"#   atomspark sweep {path} --out {folder}/seeds/{model}",
+            f"# --final-grid {folder} --models {model}{flag}`), on the remaining seeds. Run:",
+            f"#   atomspark sweep {path} --out {folder}/{stage}/{model}",
             'kind = "bench"',
             f'base = "{folder.name}"',
             f"seeds = {PROTOCOL_SEEDS[1:]}",
@@ -168,12 +172,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", default="docs/benchmarks_vn.md")
     parser.add_argument("--final-grid", action="store_true", help="write the seeds stage's grids")
     parser.add_argument("--models", default=None, help="--final-grid: only these models (a,b)")
+    parser.add_argument(
+        "--stage", default="seeds", help="--final-grid: the stage's name (grid and folder)"
+    )
     args = parser.parse_args(argv)
     try:
         for folder in args.folders:
             if args.final_grid:
                 models = args.models.split(",") if args.models else None
-                for path in final_grid(Path(folder), models):
+                for path in final_grid(Path(folder), models, stage=args.stage):
                     print(f"[bench report] wrote {path}")
                 continue
             folder = Path(folder)

@@ -244,10 +244,9 @@ def model_lines(models: dict) -> list[str]:
         conv = "-"
         if "curves" in m:
             c = m["curves"]
-            capped = sum(s.startswith("epoch cap") for s in c["stopped"])
             conv = (
                 f"{'/'.join(map(str, c['best_epoch']))} / {'/'.join(map(str, c['epochs_run']))}"
-                f" ({'cap hit ' + str(capped) + 'x' if capped else 'early stop'})"
+                f" ({stop_text(c['stopped'])})"
             )
         lines.append(
             f"| {name} | {len(m['grid'])} | {_config_text(m['config'], m['grid'])} | {val} | "
@@ -255,6 +254,17 @@ def model_lines(models: dict) -> list[str]:
             f"{m['infer_s_per_sample']['mean'] * 1e3:.3f} | {conv} |"
         )
     return [*lines, ""]
+
+
+def stop_text(stopped: list[str]) -> str:
+    """Why training ended, over seeds: early stop, end of the cosine schedule, or (cells of the
+    earlier plateau schedule) the epoch cap, which may mean not converged."""
+    capped = sum(s.startswith("epoch cap") for s in stopped)
+    ended = sum(s.startswith("schedule end") for s in stopped)
+    parts = [f"cap hit {capped}x" if capped else "", f"schedule end {ended}x" if ended else ""]
+    early = len(stopped) - capped - ended
+    parts.append(f"early stop {early}x" if early and (capped or ended) else "")
+    return ", ".join(p for p in parts if p) or "early stop"
 
 
 def extra_metric_lines(models: dict) -> list[str]:

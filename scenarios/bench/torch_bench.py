@@ -7,11 +7,14 @@ fully visible, as in the reconstruction task); the loss is the MSE to the clean 
 entries (plus the network's aux_loss). So each baseline sees the same data as VN and is trained
 on exactly the two tasks it is scored on.
 
-Convergence: after every epoch the network is scored on the ID validation split (the protocol's
-validation score, metrics.validation_score); the learning rate halves after `plateau` epochs
-without improvement, training stops after `patience` such epochs or at `epochs`, and the weights
-of the best validation epoch are restored. The curves (training loss and validation score per
-epoch) and the reason training stopped are kept for the cell.
+Convergence: the learning rate follows a cosine decay from `lr` to 0 over the epoch cap, so
+training ends with a small step whether or not it stops early. After every epoch the network is
+scored on the ID validation split (the protocol's validation score, metrics.validation_score);
+training stops after `patience` epochs without improvement or at the cap, and the weights of the
+best validation epoch are restored. (An earlier schedule halved the rate after 4 epochs without
+improvement, which cut training short where the validation curve is noisy; docs/benchmarks_vn.md
+compares the two on fn1d.) The curves (training loss, validation score and learning rate per epoch) and
+the reason training stopped are kept for the cell.
 """
 
 from __future__ import annotations
@@ -30,15 +33,14 @@ EVAL_CHUNK = 512
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """epochs: the cap; patience / plateau: epochs without a better validation score before
-    stopping / halving the learning rate (used when a validation split is given)."""
+    """epochs: the cap (the cosine schedule's length); patience: epochs without a better
+    validation score before stopping (used when a validation split is given)."""
 
     epochs: int
     batch_size: int = 64
     lr: float = 2e-3
     masked_fraction: float = 0.5
-    patience: int = 12
-    plateau: int = 4
+    patience: int = 40
 
 
 class TorchBench:
@@ -60,6 +62,7 @@ class TorchBench:
         self.net: torch.nn.Module | None = None
         self.loss_per_epoch: list[float] = []
         self.val_per_epoch: list[float] = []
+        self.lr_per_epoch: list[float] = []
         self.stop_reason = ""
         self.best_epoch = 0
 
@@ -67,22 +70,17 @@ class TorchBench:
         self, train: np.ndarray, seed: int, random_hidden=None, val=None, progress: bool = False
     ) -> None:
         """Train as a masked denoiser; random_hidden(rng, n) -> (n, d) bool hidden masks; val: the
-        ID validation Split (early stopping), or None (a fixed number of epochs, cosine decay)."""
+        ID validation Split (early stopping, best epoch restored), or None (the whole schedule)."""
         cfg = self.train_config
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
         self.net = self.build().to(self.device)
         opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
-        if val is None:
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.epochs)
-        else:
-            sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
-                opt, factor=0.5, patience=cfg.plateau
-            )
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.epochs)
         data = torch.as_tensor(train, dtype=torch.float32, device=self.device)
         n = data.shape[0]
         best = (np.inf, None)
-        self.stop_reason = f"epoch cap ({cfg.epochs})"
+        self.stop_reason = f"schedule end ({cfg.epochs} epochs)"
         self.net.train()
         for epoch in track(range(cfg.epochs), f"[bench] train {self.label}", "epoch", progress):
             order = torch.as_tensor(rng.permutation(n), device=self.device)
@@ -107,12 +105,12 @@ class TorchBench:
                 opt.step()
                 total += loss.detach() * idx.numel()
             self.loss_per_epoch.append(float(total) / n)  # one host sync per epoch
+            self.lr_per_epoch.append(opt.param_groups[0]["lr"])
+            sched.step()
             if val is None:
-                sched.step()
                 continue
             score = self._val_score(val)
             self.val_per_epoch.append(score)
-            sched.step(score)
             if score < best[0]:
                 best = (score, {k: v.detach().clone() for k, v in self.net.state_dict().items()})
                 self.best_epoch = epoch + 1
@@ -133,10 +131,12 @@ class TorchBench:
         return score
 
     def curves(self) -> dict:
-        """Training loss and validation score per epoch, the best epoch, why training stopped."""
+        """Training loss, validation score and learning rate per epoch, the best epoch, why
+        training stopped."""
         return {
             "train_loss": [round(v, 6) for v in self.loss_per_epoch],
             "val_score": [round(v, 6) for v in self.val_per_epoch],
+            "lr": [float(f"{v:.4g}") for v in self.lr_per_epoch],
             "best_epoch": self.best_epoch,
             "stopped": self.stop_reason,
         }
