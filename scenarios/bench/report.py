@@ -28,6 +28,7 @@ from atomspark.scenarios.bench.tables import aggregate, markdown, select
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 PROTOCOL_SEEDS = [0, 1, 2]
+PRINCIPAL_FILE = "principal.json"
 NOT_RUN = "Not run under the protocol yet"
 GRIDS = Path("docs/results/bench/grids")
 
@@ -72,6 +73,24 @@ def model_names(family) -> list[str]:
     return list(family.models(family.sizes(True), data))
 
 
+def principal_facts(folder: Path, seeds: list[int], compute: bool = True) -> dict[int, dict]:
+    """Per seed, the principal residuals of the family's full-size data
+    (validation.principal_facts), kept in <folder>/principal.json; seeds missing from the file
+    are computed (the data are deterministic in the seed) unless compute is False."""
+    path = Path(folder) / PRINCIPAL_FILE
+    facts = {int(k): v for k, v in json.loads(path.read_text()).items()} if path.exists() else {}
+    missing = [s for s in seeds if s not in facts]
+    if missing and compute:
+        from atomspark.scenarios.bench.validation import prepare_data
+        from atomspark.scenarios.bench.validation import principal_facts as facts_of
+
+        family = get_family(manifest_of(Path(folder))["family"])
+        for seed in missing:
+            facts[seed] = facts_of(prepare_data(family, family.sizes(False), seed))
+        atomic_write_text(path, json.dumps({str(k): facts[k] for k in sorted(facts)}, indent=1))
+    return {s: facts[s] for s in seeds if s in facts}
+
+
 def rebuild(folder: str | Path) -> dict:
     """Aggregate a folder's cells and rewrite its results.json, results.md and plots."""
     from atomspark.scenarios.bench.runner import write_outputs
@@ -83,7 +102,8 @@ def rebuild(folder: str | Path) -> dict:
     cells = load_cells(folder)
     if not cells:
         raise AtomsparkError(f"{folder}: holds no benchmark cells")
-    results = aggregate(cells, manifest, manifest.get("models") or [])
+    principal = principal_facts(folder, sorted({c["seed"] for c in cells}))
+    results = aggregate(cells, manifest, manifest.get("models") or [], principal)
     write_outputs(folder, results, get_family(manifest["family"]), cells)
     return results
 

@@ -106,9 +106,15 @@ def _entry(group: list[dict], splits: list[str]) -> dict:
     return entry
 
 
-def aggregate(cells: list[dict], manifest: dict, model_order_hint: list[str]) -> dict:
+def aggregate(
+    cells: list[dict],
+    manifest: dict,
+    model_order_hint: list[str],
+    principal: dict[int, dict] | None = None,
+) -> dict:
     """The chosen configuration of every model (select), aggregated over its seeds; the data
-    facts (span residual per split) averaged over seeds; what is missing."""
+    facts (span residual per split and, if given, the per-seed principal residuals of
+    validation.principal_facts) averaged over seeds; what is missing."""
     splits = manifest["splits"]
     chosen = select(cells)
     kinds = {m: c["cells"][0]["kind"] for m, c in chosen.items()}
@@ -128,6 +134,15 @@ def aggregate(cells: list[dict], manifest: dict, model_order_hint: list[str]) ->
             "train_rank": sorted({d["train_rank"] for d in by_seed.values()}),
             "n_train": sorted({d["n_train"] for d in by_seed.values()}),
             "n_val": sorted({d["n_val"] for d in by_seed.values()}),
+        }
+    if principal:
+        facts["principal"] = {
+            "energy": next(iter(principal.values()))["energy"],
+            "rank": sorted({p["rank"] for p in principal.values()}),
+            "residual": {
+                s: mean_std([p["residual"][s] for p in principal.values()])
+                for s in [*splits, "validation"]
+            },
         }
     return {
         **manifest,
@@ -205,12 +220,27 @@ def data_lines(results: dict) -> list[str]:
         f"Training signals {', '.join(map(str, facts['n_train']))}, validation "
         f"{', '.join(map(str, facts['n_val']))}, rank of the training signals "
         f"{', '.join(map(str, facts['train_rank']))}. Residual energy outside their span "
-        "(0 = inside):",
+        f"(0 = inside){' and outside their top principal directions' if 'principal' in facts else ''}:",
         "",
         "| | " + " | ".join(splits) + " |",
         "|---|" + "---:|" * len(splits),
-        "| residual | " + " | ".join(f"{res[s]['mean']:.2g}" for s in splits) + " |",
+        "| outside the span | " + " | ".join(f"{res[s]['mean']:.2g}" for s in splits) + " |",
+        *principal_lines(facts.get("principal"), splits),
         "",
+    ]
+
+
+def principal_lines(principal: dict | None, splits: list[str]) -> list[str]:
+    """The row of energy outside the training signals' top principal directions."""
+    if not principal:
+        return []
+    res = principal["residual"]
+    ranks = "/".join(map(str, principal["rank"]))
+    return [
+        f"| outside the top {ranks} PCs ({principal['energy']:.0%} of training energy; "
+        f"validation {res['validation']['mean']:.2g}) | "
+        + " | ".join(f"{res[s]['mean']:.2g}" for s in splits)
+        + " |"
     ]
 
 
