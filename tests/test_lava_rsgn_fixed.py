@@ -178,11 +178,13 @@ def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode
 
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("suppressed", ["all", "half"])
-def test_float_and_fixed_agree_on_which_nodes_are_silent(mode, suppressed):
+@pytest.mark.parametrize("split", [False, True], ids=["8-bit-w_h", "split-w_h"])
+def test_float_and_fixed_agree_on_which_nodes_are_silent(mode, suppressed, split):
     """Thresholds of 50 put a node's soft threshold at sigmoid(-50 / T) ~ 1e-22: in float such
     nodes stay silent after the ignition. The integer unit must silence the same nodes at every
     step (it once floored the activation at one Q.12 LSB with a one-LSB pool epsilon, which
-    normalised a pool of suppressed nodes to alpha ~ 1: every node fired every step)."""
+    normalised a pool of suppressed nodes to alpha ~ 1: every node fired every step). Both
+    integer units (8-bit and split W_h)."""
     cfg = rsgn.RSGNConfig(mode=mode, n_nodes=24, d_hidden=8, n_classes=3, n_steps=3, **MODES[mode])
     params = rsgn.init_params(cfg, seed=1)
     high = np.arange(cfg.n_nodes) % 2 == 0 if suppressed == "half" else np.ones(cfg.n_nodes, bool)
@@ -190,7 +192,7 @@ def test_float_and_fixed_agree_on_which_nodes_are_silent(mode, suppressed):
     tokens = hierarchical_sequences(n=1, length=16, dim=cfg.d_in, n_classes=3, seed=1).tokens[0]
     graph = compile_rsgn_tokens(params, cfg, tokens)
     a_f, _, prof_f = _engine_trace(graph, cfg.n_steps + 1)
-    a_q, _, prof_q = _engine_trace(quantize_rsgn_graph(graph), cfg.n_steps + 1)
+    a_q, _, prof_q = _engine_trace(quantize_rsgn_graph(graph, split_w_h=split), cfg.n_steps + 1)
     on_f, on_q = a_f[1:] > cfg.cutoff, a_q[1:] > int(np.floor(cfg.cutoff * 4096))
     assert not np.any(on_f[:, high])  # the float model silences them ...
     assert np.array_equal(on_f, on_q)  # ... and so does the integer one, step by step
