@@ -125,6 +125,15 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path, monkeypatch
     assert kept == [tmp_path / "models" / "released" / f"{name}.npz"]
     assert load_model(kept[0])[1].n_nodes == 16 and read_task(kept[0]) == summary["config"]
     assert paper_grid.keep_model("activity", name, paper_grid.cell_folder(sweep, stem, cell)) == []
+    # ... and diagnosed (paper/diagnosis.py): the tiny model's thresholds and activity
+    from atomspark.scenarios.paper import diagnosis
+
+    out = diagnosis.write(kept[0].parent, tmp_path / "diagnosis.json")
+    row = json.loads(out.read_text())["runs"][name]
+    assert row["positions"]["n_nodes"] == 16 and row["validation_sequences"] == 12
+    assert len(row["activity_by_step"]) == 3 and 0.0 <= row["accuracy"] <= 1.0
+    assert row["thresholds"]["outside_bounds"] == 0  # the homeostat clamps them
+    assert f"| {name} | 2 |" in diagnosis.table(json.loads(out.read_text()))
 
     # the tiny cell is not its grid's config (checks.py would leave it out): the format is tested
     monkeypatch.setattr(paper_tables, "split_results", lambda r: (r, [], []))
@@ -208,7 +217,11 @@ def test_the_committed_doc_is_generated_from_the_committed_results(tmp_path):
     plot = tmp_path / paper_tables.PLOT.relative_to(paper_tables.DOC.parent)
     results = paper_tables.RESULTS
     rendered = paper_tables.render(
-        paper_tables.load_results(results), plot, tmp_path, paper_tables.load_partial(results)
+        paper_tables.load_results(results),
+        plot,
+        tmp_path,
+        paper_tables.load_partial(results),
+        paper_tables.load_diagnosis(results),
     )
     assert committed.strip() == rendered.strip(), "run python -m atomspark.scenarios.paper.tables"
     assert plot.is_file()
@@ -332,3 +345,15 @@ def test_every_percentage_in_the_prose_is_a_committed_result():
     assert sorted({f for f in figures if f not in known} - set(HISTORICAL)) == []
     for old in HISTORICAL:
         assert all("v2" in p or "v1" in p for p in prose.split("\n- ") if f"{old} %" in p)
+
+
+def test_the_released_diagnosis_is_its_committed_models():
+    """docs/results/rsgn/released_diagnosis.json covers exactly the committed models of the
+    released grid, and recomputing one of them from its model file gives the committed row."""
+    from atomspark.scenarios.paper import diagnosis
+
+    models = sorted(diagnosis.MODELS.glob("*.npz"))
+    committed = paper_tables.load_diagnosis()
+    assert sorted(committed["runs"] if committed else []) == [p.stem for p in models]
+    if models:
+        assert diagnosis.diagnose(models[0]) == committed["runs"][models[0].stem]

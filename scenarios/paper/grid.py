@@ -239,7 +239,8 @@ def _machine() -> str:
 
 def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
     """Write results/<grid>/<cell>.json for every finished cell of every grid, the floor, and
-    results/partial/<grid>/<cell>.json (marked "complete": false) for cells still running."""
+    results/partial/<grid>/<cell>.json (marked "complete": false) for cells still running; a
+    newly kept model of the released grid re-runs its diagnosis (paper/diagnosis.py)."""
     written = []
     deterministic = {  # computed once
         **{
@@ -271,6 +272,10 @@ def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:
             written.append(path)
             if (out / "result.json").is_file():
                 written += keep_model(grid, name, out, results)
+    if any(p.parent == results / "models" / "released" for p in written):
+        from atomspark.scenarios.paper.diagnosis import OUT, write
+
+        written.append(write(results / "models" / "released", results / OUT.name))
     return written
 
 

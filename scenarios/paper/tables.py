@@ -15,6 +15,8 @@ import statistics
 from pathlib import Path
 
 from atomspark.scenarios.paper.checks import split_results
+from atomspark.scenarios.paper.diagnosis import load_diagnosis
+from atomspark.scenarios.paper.diagnosis import table as diagnosis_table
 from atomspark.scenarios.paper.figures import (  # noqa: F401  (MODELS, load_results: used by tests)
     LABELS,
     MODELS,
@@ -244,11 +246,16 @@ def plot_activity(results: dict, path: Path = PLOT) -> Path | None:
 
 
 def render(
-    results: dict, plot: Path = PLOT, doc_dir: Path | None = None, partial: dict | None = None
+    results: dict,
+    plot: Path = PLOT,
+    doc_dir: Path | None = None,
+    partial: dict | None = None,
+    diagnosis: dict | None = None,
 ) -> str:
     """The generated section of the doc; the activity plot is written to `plot` and linked
     relative to `doc_dir` (default: the plot's own folder). Incomplete cells and cells run under
-    another config than their grid's are listed, not tabulated (checks.py)."""
+    another config than their grid's are listed, not tabulated (checks.py). `diagnosis`: the
+    released models' diagnosis (paper/diagnosis.py), tabulated in the released section."""
     results, incomplete, stale = split_results(results)
     partial = partial or {}
     parts: list[str] = []
@@ -295,7 +302,7 @@ def render(
     if plot_activity(results, plot):
         link = os.path.relpath(plot, doc_dir or plot.parent)
         parts.append(f"![accuracy against activity]({Path(link).as_posix()})\n")
-    missing += _followups(parts, results, partial)
+    missing += _followups(parts, results, partial, diagnosis)
     dates = sorted(r["finished"] for r in results.values())
     machines = sorted({r["machine"] for r in results.values()})
     cell_hours = sum(r.get("wall_s", 0.0) for r in results.values()) / 3600
@@ -309,7 +316,7 @@ def render(
     return "\n".join(parts)
 
 
-def _followups(parts: list[str], results: dict, partial: dict) -> list[str]:
+def _followups(parts: list[str], results: dict, partial: dict, diagnosis: dict | None):
     """The released-constraints and sparse-threshold sections; returns their missing cells."""
     table, missing = released_table(results, partial)
     parts.append(
@@ -319,6 +326,14 @@ def _followups(parts: list[str], results: dict, partial: dict) -> list[str]:
         "only in its Hebbian learner (the default since, docs/models.md). Both rules at the "
         "epochs the rerun has done; a row still running is progress, not a result.\n\n" + table
     )
+    if diagnosis:
+        parts.append(
+            "What the released rules left in the finished models (`python -m "
+            "atomspark.scenarios.paper.diagnosis`, docs/results/rsgn/released_diagnosis.json; "
+            "whole validation split): where the earlier rules would have acted on the final "
+            "weights, the soft threshold's floor against the event cutoff, and the readout's "
+            "scale.\n\n" + diagnosis_table(diagnosis)
+        )
     table, miss = sparse_threshold_table(results, partial)
     parts.append(
         "### Sparse propagation with the resting-subtracted soft threshold (2 % target, 50 "
@@ -374,7 +389,13 @@ def write_doc(doc: Path = DOC, results: Path = RESULTS) -> Path:
         text = text.rstrip() + f"\n\n{BEGIN}\n{END}\n"
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    body = render(load_results(results), results / PLOT.name, doc.parent, load_partial(results))
+    body = render(
+        load_results(results),
+        results / PLOT.name,
+        doc.parent,
+        load_partial(results),
+        load_diagnosis(results),
+    )
     atomic_write_text(doc, f"{head}{BEGIN}\n{body}\n{END}{tail}")
     return doc
 
