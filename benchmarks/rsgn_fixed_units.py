@@ -6,6 +6,7 @@ row) show which weight format the decisions need. Readout on the host in float f
 final state, as benchmarks/rsgn_fixed_accuracy.py does.
 
     python benchmarks/rsgn_fixed_units.py RUN [RUN ...] [--samples N] [--out docs/results/rsgn_fixed]
+    python benchmarks/rsgn_fixed_units.py docs/results/rsgn/models/released/hierarchical-rsgn-seed42.npz
     python benchmarks/rsgn_fixed_units.py --table      # the table in docs/lava.md
 
 Results accumulate in OUT/units.json, one row per run (--overwrite recomputes a run).
@@ -60,10 +61,31 @@ def variant_graph(graph: Graph, name: str) -> Graph:
     return Graph([Population(pop.name, pop.size, params)], graph.projections)
 
 
+def model_file(run: Path) -> Path:
+    """A train run folder's model.npz, or a model file itself (docs/results/rsgn/models/...)."""
+    return run if run.suffix == ".npz" else run / "model.npz"
+
+
+def run_name(run: Path) -> str:
+    """The row's name: the run folder's, or "<grid>/<cell>" for a committed model file."""
+    return f"{run.parent.name}/{run.stem}" if run.suffix == ".npz" else run.name
+
+
+def torch_last_accuracy(run: Path) -> float | None:
+    """The torch model's last-epoch validation accuracy: the run's final_metrics.json, or for a
+    committed model file docs/results/rsgn/models/<grid>/<cell>.npz its paper-grid summary
+    docs/results/rsgn/<grid>/<cell>.json."""
+    if run.suffix == ".npz":
+        summary = run.parents[2] / run.parent.name / f"{run.stem}.json"
+        return json.loads(summary.read_text())["last"]["accuracy"] if summary.is_file() else None
+    final = run / "final_metrics.json"
+    return json.loads(final.read_text()).get("accuracy") if final.is_file() else None
+
+
 def evaluate(run: Path, samples: int | None) -> dict:
     """Every variant on the first `samples` validation sequences of the run's task."""
-    params, config = load_model(run / "model.npz")
-    task = validate_config(read_task(run / "model.npz") or {})
+    params, config = load_model(model_file(run))
+    task = validate_config(read_task(model_file(run)) or {})
     _, _, x_val, y_val, _ = build_data(task)
     x_val, y_val = x_val[:samples], y_val[:samples]
     names = ("float", *UNITS, *ABLATIONS)
@@ -85,7 +107,6 @@ def evaluate(run: Path, samples: int | None) -> dict:
             scores = (alpha[:, None] * h).sum(axis=0) @ params.cls_w + params.cls_b
             decisions[name].append(int(scores.argmax()))
     pred = {k: np.array(v) for k, v in decisions.items()}
-    final = run / "final_metrics.json"
     return {
         "run": str(run),
         "task": task["data"]["kind"],
@@ -96,9 +117,7 @@ def evaluate(run: Path, samples: int | None) -> dict:
         "epochs": task["epochs"],
         "seed": task["seed"],
         "samples": int(len(x_val)),
-        "accuracy_torch_last_epoch": json.loads(final.read_text()).get("accuracy")
-        if final.is_file()
-        else None,
+        "accuracy_torch_last_epoch": torch_last_accuracy(run),
         "accuracy": {k: float(np.mean(p == y_val)) for k, p in pred.items()},
         "same_class_as_float": {k: float(np.mean(p == pred["float"])) for k, p in pred.items()},
         "wraps": wraps,
@@ -155,7 +174,9 @@ def write_table(results: dict, doc: Path = DOC) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="*", type=Path, metavar="RUN", help="train run folders")
+    ap.add_argument(
+        "runs", nargs="*", type=Path, metavar="RUN", help="train run folders or model .npz files"
+    )
     ap.add_argument("--samples", type=int, default=None, help="validation sequences (all)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/rsgn_fixed"))
     ap.add_argument("--overwrite", action="store_true", help="recompute runs already there")
@@ -170,10 +191,13 @@ def main(argv: list[str] | None = None) -> int:
             raise AtomsparkError("RUN: give at least one train run folder (with model.npz)")
         results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
         for run in args.runs:
-            if not (run / "model.npz").is_file():
-                raise AtomsparkError(f"{run}: no model.npz (a folder written by atomspark train)")
-            if run.name in results["runs"] and not args.overwrite:
-                print(f"{run.name}: in {path} already (--overwrite recomputes)")
+            if not model_file(run).is_file():
+                raise AtomsparkError(
+                    f"{run}: no model (give a folder written by atomspark train or a model .npz)"
+                )
+            name = run_name(run)
+            if name in results["runs"] and not args.overwrite:
+                print(f"{name}: in {path} already (--overwrite recomputes)")
                 continue
             row = evaluate(run, args.samples)
             row.update(
@@ -182,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
                 machine=f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs (shared)",
                 command="python benchmarks/rsgn_fixed_units.py " + " ".join(sys.argv[1:]),
             )
-            results["runs"][run.name] = row
+            results["runs"][name] = row
             args.out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps(results, indent=2))
-            print(f"{run.name}: accuracy {row['accuracy']} same class {row['same_class_as_float']}")
+            print(f"{name}: accuracy {row['accuracy']} same class {row['same_class_as_float']}")
     except AtomsparkError as exc:
         print(f"rsgn_fixed_units: {exc}", file=sys.stderr)
         return 2
