@@ -269,6 +269,8 @@ def test_committed_cells_were_run_under_their_grids_configs():
     changed = copy.deepcopy(results[key])
     changed["config"]["optimizer"]["lr"] = 2e-3
     assert checks.is_stale(key, changed) and not checks.is_stale(key, results[key])
+    for cell, summary in paper_tables.load_partial().items():  # progress rows: the same rule
+        assert cell in checks.grid_configs() and not checks.is_stale(cell, summary), cell
     unpinned = copy.deepcopy(results[key])  # the released constraints (the default) differ too
     unpinned["config"]["model"]["position_projection"] = "forward"
     assert checks.is_stale(key, unpinned)
@@ -357,3 +359,68 @@ def test_the_released_diagnosis_is_its_committed_models():
     assert sorted(committed["runs"] if committed else []) == [p.stem for p in models]
     if models:
         assert diagnosis.diagnose(models[0]) == committed["runs"][models[0].stem]
+
+
+def test_the_departures_block_of_models_md_is_generated():
+    """docs/models.md's measured effect of the constraint departures is what paper.departures
+    renders from the committed JSON; the verdict says when a cell left the seed range."""
+    from atomspark.scenarios.paper import departures, diagnosis
+
+    text = departures.DOC.read_text(encoding="utf-8")
+    committed = text.split(departures.BEGIN, 1)[1].split(departures.END, 1)[0]
+    results = paper_tables.RESULTS
+    rendered = departures.render_departures(
+        paper_tables.load_results(results),
+        paper_tables.load_partial(results),
+        diagnosis.load_diagnosis(results),
+    )
+    assert committed.strip() == rendered.strip(), "run python -m atomspark.scenarios.paper.tables"
+    assert departures.verdict(0.212, [0.211, 0.213, 0.214]).startswith("inside")
+    assert departures.verdict(0.205, [0.211, 0.213, 0.214]) == (
+        "below the seed range by 0.6 points: rerun seeds 43-44"
+    )
+    assert departures.verdict(0.99, [0.963, 0.972, 0.982]).startswith("above the seed range by 0.8")
+
+
+def test_every_grid_cell_without_a_usable_result_is_named_missing(tmp_path):
+    """The doc's missing list is every cell of every grid (paper.grid.GRIDS, not the tables'
+    own lists) without a usable result, so "Missing cells: none" appears only when it is true:
+    checked on the committed results, and after deleting one committed cell of each grid."""
+    import re
+
+    from atomspark.networks.torch_path.config import identity_settings
+    from atomspark.scenarios.paper import checks
+
+    def named_missing(results_dir):
+        text = paper_tables.render(
+            paper_tables.load_results(results_dir),
+            tmp_path / "p.png",
+            tmp_path,
+            paper_tables.load_partial(results_dir),
+        )
+        if "**Missing cells: none.**" in text:
+            return set()
+        line = text.split("**Missing cells (", 1)[1].splitlines()[0]
+        return set(re.findall(r"`([\w./-]+)`", line.split("`paper_tables`: ", 1)[1]))
+
+    def expected(results_dir):
+        usable, _, _ = checks.split_results(paper_tables.load_results(results_dir))
+        runs = [r["config"] for r in usable.values() if "epochs" in r.get("config", {})]
+        done = [identity_settings(cfg) for cfg in runs]
+        return {
+            f"{grid}/{name}"
+            for (grid, name), cfg in checks.grid_configs().items()
+            if (grid, name) not in usable and identity_settings(cfg) not in done
+        }
+
+    assert named_missing(paper_tables.RESULTS) == expected(paper_tables.RESULTS)
+    results_dir = _committed_copy(tmp_path)
+    for cell in (
+        "main/hierarchical-mlp-seed43",
+        "notebook/hierarchical-mlp-seed42",
+        "ablation/k1",
+        "activity/target0.05-sigma0.1-k5",
+    ):
+        (results_dir / f"{cell}.json").unlink()
+    assert named_missing(results_dir) == expected(results_dir)
+    assert len(expected(results_dir)) == len(expected(paper_tables.RESULTS)) + 4

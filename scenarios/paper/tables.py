@@ -404,10 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m atomspark.scenarios.paper.tables")
     ap.add_argument("--doc", type=Path, default=DOC)
     args = ap.parse_args(argv)
+    from atomspark.scenarios.paper.departures import write_departures
     from atomspark.scenarios.paper.readme import write_readme
 
     print(write_doc(args.doc))
     print(write_readme())
+    print(write_departures())
     return 0
 
 
