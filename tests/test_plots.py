@@ -271,6 +271,21 @@ def test_compare_plots_are_readable(tmp_path, checked, energies):
     _assert_readable(checked, {"accuracy_vs_energy", "energy_per_sample", "cutoff_sweep"})
 
 
+def test_a_narrow_metric_axis_says_so(tmp_path, checked):
+    """VN runs whose reconstruction errors differ in the fourth digit (0.1335-0.1344) would fill
+    the axis with differences that do not matter; the y label says how narrow it is."""
+    from atomspark.scenarios.compare.plots import narrow_range_note, plot_accuracy_energy
+
+    report = _report("vn", [3e-6] * 4)
+    report["cutoff_sweep"] = []
+    for name, error in zip(report["backends"], (0.1335, 0.1344, 0.1340)):
+        report["backends"][name] = {**report["backends"][name], "reconstruction_error": error}
+    plot_accuracy_energy(report, "reconstruction_error", tmp_path / "vn_error_vs_energy.png")
+    _assert_readable(checked, {"vn_error_vs_energy"})
+    assert narrow_range_note([0.1335, 0.1344]) == "\n(narrow axis: all within 0.0009 of each other)"
+    assert narrow_range_note([0.1, 0.5]) == "" and narrow_range_note([0.2]) == ""
+
+
 def test_sweep_report_plot(tmp_path, checked):
     from atomspark.scenarios.sweep.report import plot
 

@@ -74,12 +74,24 @@ def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> 
         _separate(fig, texts)
     ax.set_xscale("log")
     ax.set_xlabel(f"energy per sample ({unit})")
-    ax.set_ylabel(metric.replace("_", " "))
+    ys = [b[metric] for b in _priced(report).values() if b.get(metric) is not None]
+    ax.set_ylabel(metric.replace("_", " ") + narrow_range_note(ys + [r[metric] for r in sweep]))
     ax.set_title(f"{report['model']['kind'].upper()}: {metric.replace('_', ' ')} vs energy")
     ax.legend(fontsize=7)
     fig.tight_layout()
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
     plt.close(fig)
+
+
+def narrow_range_note(values: list[float], relative: float = 0.02) -> str:
+    """A y-label suffix for data that spans under `relative` of its magnitude: the autoscaled
+    axis then magnifies differences that are tiny, and the reader should be told so."""
+    if len(values) < 2:
+        return ""
+    low, high = min(values), max(values)
+    if high - low >= relative * max(abs(low), abs(high), 1e-300):
+        return ""
+    return f"\n(narrow axis: all within {high - low:.2g} of each other)"
 
 
 def _separate(fig, texts: list) -> None:
