@@ -234,7 +234,7 @@ def _report(kind: str, energies: list[float]) -> dict:
     report = {
         "model": {"kind": kind},
         "samples": len(energies),
-        "hardware": {"neuromorphic": "loihi2"},
+        "hardware": {"neuromorphic": "loihi2", "gpu_model": "h100"},
         "backends": {"torch": torch_row, "engine_float": engine, "engine_fixed": dict(engine)},
         "cutoff_sweep": [
             {
@@ -269,6 +269,18 @@ def test_compare_plots_are_readable(tmp_path, checked, energies):
     plot_energy_hist(report, tmp_path / "energy_per_sample.png")
     plot_cutoff(report, tmp_path / "cutoff_sweep.png")
     _assert_readable(checked, {"accuracy_vs_energy", "energy_per_sample", "cutoff_sweep"})
+
+
+def test_compare_legend_names_the_gpu_the_torch_run_is_priced_as():
+    """The torch run executes on the CPU here but is priced as an H100: the legend says both."""
+    from atomspark.scenarios.compare.plots import _label
+
+    report = _report("rsgn", [3e-6] * 4)
+    label = _label("torch", report["backends"]["torch"], report)
+    assert label == "torch, dense, ran on cpu (h100, modelled energy)"
+    assert _label("engine_float", report["backends"]["engine_float"], report) == (
+        "engine float (loihi2, modelled energy)"
+    )
 
 
 def test_a_narrow_metric_axis_says_so(tmp_path, checked):

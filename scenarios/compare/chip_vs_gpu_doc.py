@@ -5,6 +5,8 @@ its two plots are drawn from demo.json too.
     atomspark demo --out results/demo
     python -m atomspark.scenarios.compare.chip_vs_gpu_doc results/demo   # results + figures + doc
     python -m atomspark.scenarios.compare.chip_vs_gpu_doc                # the doc from the results
+
+Both also rewrite the README's sample demo output (scenarios/runs/demo_transcript.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from atomspark.mapping.chip_gpu_ratios import SCALED
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
+from atomspark.scenarios.runs.demo_transcript import rewrite_readme
 from atomspark.sim.core import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,7 +274,8 @@ def render(demo: dict, history: dict) -> str:
 
 
 def write_results(demo_dir: Path) -> dict:
-    """Copy a demo run's chip-vs-GPU results and figures into the repository."""
+    """Copy a demo run's results and figures into the repository (the chip-vs-GPU doc and the
+    README's sample output are rendered from them)."""
     summary = json.loads((demo_dir / "summary.json").read_text())
     demo = {
         "command": "atomspark demo --out results/demo",
@@ -279,6 +283,9 @@ def write_results(demo_dir: Path) -> dict:
         "date": datetime.fromtimestamp(
             (demo_dir / "summary.json").stat().st_mtime, timezone.utc
         ).strftime("%Y-%m-%d"),
+        "wall_s": summary["wall_s"],
+        "vn": summary["vn"],
+        "rsgn": summary["rsgn"],
         "chip_vs_gpu": summary["chip_vs_gpu"],
         "vn_chip_stop_steps": summary["vn"]["chip_stop_steps"],
         "sources": summary["chip_vs_gpu_sources"],
@@ -293,7 +300,8 @@ def write_results(demo_dir: Path) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    """Rewrite docs/chip_vs_gpu.md; with a demo folder, first take its results into the repo."""
+    """Rewrite docs/chip_vs_gpu.md and the README's sample output; with a demo folder, first
+    take its results into the repo."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("demo_dir", nargs="?", type=Path,
                         help="an `atomspark demo` output folder whose results to commit")  # fmt: skip
@@ -307,6 +315,7 @@ def main(argv: list[str]) -> None:
     )
     history = json.loads((RESULTS / "history.json").read_text())
     atomic_write_text(DOC, render(demo, history))
+    rewrite_readme(demo)
 
 
 if __name__ == "__main__":

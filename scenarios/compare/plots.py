@@ -31,6 +31,16 @@ def _energy_kind(backend: dict) -> str:
     )
 
 
+def _label(name: str, backend: dict, report: dict) -> str:
+    """Legend entry: the backend, the hardware its energy is priced for and how; the torch run's
+    own device (where it ran) is named apart from the GPU it is priced as."""
+    hardware = report["hardware"]
+    if name != "torch":
+        return f"{LABELS[name]} ({hardware['neuromorphic']}, {_energy_kind(backend)})"
+    gpu = hardware.get("gpu_model", "GPU")
+    return f"{LABELS[name]}, ran on {backend['device']} ({gpu}, {_energy_kind(backend)})"
+
+
 def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> None:
     """Task metric against energy per sample, one point per backend (RSGN: plus the cutoff
     sweep's event-driven runs, each point labelled with its cutoff; cutoffs that land on the
@@ -44,14 +54,7 @@ def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> 
     for name, b in _priced(report).items():
         if b.get(metric) is None:
             continue
-        where = b["device"] if name == "torch" else report["hardware"]["neuromorphic"]
-        how = _energy_kind(b)
-        ax.scatter(
-            b["energy_per_sample_j"] * scale,
-            b[metric],
-            s=60,
-            label=f"{LABELS[name]} ({where}, {how})",
-        )
+        ax.scatter(b["energy_per_sample_j"] * scale, b[metric], s=60, label=_label(name, b, report))
     sweep = [r for r in report.get("cutoff_sweep", []) if r.get(metric) is not None]
     if sweep:
         e = [r["energy_per_sample_j"] * scale for r in sweep]
@@ -136,7 +139,7 @@ def plot_energy_hist(report: dict, path: str | os.PathLike) -> None:
             priced["torch"]["energy_per_sample_j"] * scale,
             color="k",
             ls="--",
-            label=f"torch on {priced['torch']['device']} ({_energy_kind(priced['torch'])})",
+            label=_label("torch", priced["torch"], report),
         )
         ax.legend(fontsize=7, loc="lower right")
     ax.set_yticks(

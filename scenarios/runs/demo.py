@@ -24,13 +24,20 @@ from atomspark.scenarios.compare.gpu_variants import (
     vn_gpu_variants,
 )
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
+from atomspark.scenarios.runs.demo_transcript import (
+    pricing_line,
+    rsgn_lines,
+    vn_learn_line,
+    vn_lines,
+    wrote_line,
+)
 from atomspark.scenarios.runs.engine import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.core import atomic_write_text
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_folder import prepare_run_folder
 
 VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
-SEND_ON_DELTA = 1e-3  # VN variant: an atom sends only when its unsent change exceeds this  # "settled": every code within this of the reference, relative to max |g|
+SEND_ON_DELTA = 1e-3  # VN variant: an atom sends only when its unsent change exceeds this
 
 
 def vn_section(
@@ -46,7 +53,8 @@ def vn_section(
     model = learn_dictionary(
         model, train, epochs=3, batch_size=100, seed=seed, settle_kwargs={"tol": 1e-5, "sweeps": 20}
     ).model
-    log(f"[vn] learned a 2-layer dictionary (48 + 32 atoms) in {time.perf_counter() - t0:.1f} s")
+    learn_s = time.perf_counter() - t0
+    log(vn_learn_line(learn_s))
     ref = settle(model, test, tol=1e-10, max_iter=5000, sweeps=200)
     errors, settled_at, delta_errors = [], [], []
     t0 = time.perf_counter()
@@ -72,6 +80,7 @@ def vn_section(
     active = {f"layer{l}": float(np.mean(c != 0)) for l, c in enumerate(ref.codes)}
     out = {
         "atoms_per_layer": [layer.n_atoms for layer in model.layers],
+        "learn_s": learn_s,
         "samples": len(test),
         "reference_active_fraction": active,
         "engine_vs_reference_max_rel_error": max(errors),
@@ -90,23 +99,8 @@ def vn_section(
             "max_rel_error": max(delta_errors),
         },
     }
-    log(f"[vn] reference settle: active fraction per layer {_fmt(active)}")
-    log(
-        f"[vn] event engine: max relative code error vs reference "
-        f"{out['engine_vs_reference_max_rel_error']:.1e} after {VN_STEPS} steps; within "
-        f"{SETTLED_REL_ERROR:g} after {out['engine_steps_to_settle_median']:.0f} steps (median)"
-    )
-    log(
-        f"[vn] events/sample {out['events_per_sample']:.0f}, synaptic ops/sample "
-        f"{out['synops_per_sample']:.0f} vs {out['dense_ops_per_sample_same_steps']:.0f} "
-        "dense multiply-adds over the same steps"
-    )
-    lazy = out["send_on_delta"]
-    log(
-        f"[vn] send-on-delta (|unsent change| > {SEND_ON_DELTA:g}): events/sample "
-        f"{lazy['events_per_sample']:.0f} ({out['events_per_sample'] / max(lazy['events_per_sample'], 1):.0f}x "
-        f"fewer), max relative code error {lazy['max_rel_error']:.1e}"
-    )
+    for line in vn_lines(out):
+        log(line)
     gpu_inputs = {"model": model, "x": test, "reference": ref.codes, "graph": graph,
                   "runs": {"VN settle": runs, "VN send-on-delta": delta}, "record": record}  # fmt: skip
     return out, prof, graph, concat_profiles(delta_profiles), gpu_inputs
@@ -173,17 +167,8 @@ def rsgn_section(
             np.abs(runs[mode].outputs - result.scores).max()
         )
         out[mode]["engine_synops_per_sequence"] = runs[mode].profile.synops.sum() / len(test)
-        log(
-            f"[rsgn] {mode:9s} N={cfg.n_nodes}: active fraction per step "
-            + " ".join(f"{a:.2f}" for a in out[mode]["active_fraction_per_step"])
-            + " | messages per step "
-            + " ".join(f"{m:.0f}" for m in out[mode]["messages_per_step"])
-        )
-        log(
-            f"[rsgn] {mode:9s} on the event engine: class scores equal the reference within "
-            f"{out[mode]['engine_vs_reference_max_score_error']:.1e}, "
-            f"{out[mode]['engine_synops_per_sequence']:.0f} synaptic ops per sequence"
-        )
+        for line in rsgn_lines(mode, out[mode]):
+            log(line)
     return out, runs, models
 
 
@@ -201,12 +186,14 @@ def run_demo(
     chip-vs-GPU headline's (mapping/chip_gpu_ratios.py; default: the GPU at its best, whole
     devices held)."""
     chip_hw, gpu_hw = load_hardware(hardware), load_hardware(gpu)  # name a bad preset first
+    started = time.perf_counter()
     assumptions = assumptions or Assumptions()
     out = prepare_run_folder(out, "demo", "overwrite" if overwrite else "new")
     vn, vn_profile, _, vn_delta_profile, vn_gpu = vn_section(seed, log)
     rs, rsgn_runs, rsgn_models = rsgn_section(seed, log)
-    workloads = _vn_workloads(vn_gpu, chip_hw, vn)
+    workloads = _vn_workloads(vn_gpu, chip_hw, vn, log)
     for mode, run in rsgn_runs.items():
+        log(pricing_line(f"RSGN {mode}"))
         params, cfg, tokens = rsgn_models[mode]
         chip = chip_row(run.graph, run.profile, chip_hw, run.n_samples, run.positions)
         fp32 = rsgn_fp32_decisions(params, cfg, tokens)
@@ -221,6 +208,7 @@ def run_demo(
         log(line)
     summary = {"seed": seed, "vn": vn, "rsgn": rs, "chip_vs_gpu": results}
     summary["chip_vs_gpu_sources"] = hardware_sources(chip_hw, gpu_hw)
+    summary["wall_s"] = time.perf_counter() - started  # the run, figures excepted
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2))
     vn_profile.to_json(out / "vn_profile.json")
     plot_activity(
@@ -232,18 +220,16 @@ def run_demo(
     plot_costs({n: c.report for n, (c, _) in workloads.items()}, out / "costs.png")
     plot_ratios(results, out / "chip_vs_gpu.png")
     plot_tornado(results, out / "tornado.png")
-    log(
-        f"[demo] wrote {out}/summary.json, vn_profile.json, vn_activity.png, costs.png, "
-        "chip_vs_gpu.png, tornado.png"
-    )
+    log(wrote_line(out))
     return summary
 
 
-def _vn_workloads(vn_gpu: dict, chip_hw, vn: dict) -> dict:
+def _vn_workloads(vn_gpu: dict, chip_hw, vn: dict, log: Callable[[str], None]) -> dict:
     """Each VN variant stopped at its accuracy target on the chip (scenarios/compare/chip_rows),
     against the GPU's settle to the accuracy the chip reached."""
     out = {}
     for name, runs in vn_gpu["runs"].items():
+        log(pricing_line(name))
         stops, codes = vn_stops(
             runs.traces, vn_gpu["record"], vn_gpu["reference"], SETTLED_REL_ERROR
         )
@@ -270,7 +256,3 @@ def _first_sample(profile: Profile, steps: int) -> Profile:
         unit_events=profile.unit_events,
         **counters,
     )
-
-
-def _fmt(d: dict) -> str:
-    return ", ".join(f"{k} {v:.3f}" for k, v in d.items())
