@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")  # the Lava environment has no torch
 from atomspark.networks.torch_path.baselines import n_parameters  # noqa: E402
 from atomspark.networks.torch_path.training import build_model  # noqa: E402
 from atomspark.scenarios.paper import grid as paper_grid  # noqa: E402
+from atomspark.scenarios.paper import layout as paper_layout  # noqa: E402
 from atomspark.scenarios.paper import tables as paper_tables  # noqa: E402
 from atomspark.scenarios.sweep.cell import execute_cell  # noqa: E402
 from atomspark.scenarios.sweep.grid import Cell  # noqa: E402
@@ -45,9 +46,9 @@ def test_main_grid_is_both_tasks_all_models_three_seeds_at_the_released_protocol
     main = paper_grid.cells("main")
     expected = {
         f"{task}-{model}-seed{seed}"
-        for task in paper_grid.TASKS
+        for task in paper_layout.TASKS
         for model in paper_tables.MODELS
-        for seed in paper_grid.SEEDS
+        for seed in paper_layout.SEEDS
     }
     assert {name for name, _, _ in main} == expected and len(main) == len(expected)
     for _, _, cell in main:

@@ -25,7 +25,7 @@ import math
 from datetime import datetime, timezone
 from pathlib import Path
 
-from atomspark.scenarios.paper.grid import RESULTS, _machine
+from atomspark.scenarios.paper.layout import RESULTS, machine_description
 from atomspark.sim.core import atomic_write_text
 
 MODELS = RESULTS / "models" / "released"
@@ -98,7 +98,7 @@ def write(models: Path = MODELS, out: Path = OUT) -> Path | None:
     payload = {
         "command": "python -m atomspark.scenarios.paper.diagnosis",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": _machine(),
+        "machine": machine_description(),
         "runs": runs,
     }
     atomic_write_text(out, json.dumps(payload, indent=1) + "\n")

@@ -7,7 +7,7 @@ import json
 import statistics
 from pathlib import Path
 
-from atomspark.scenarios.paper.grid import RESULTS
+from atomspark.scenarios.paper.layout import RESULTS
 
 # The paper's figures (Hays, arXiv:2601.18064, tables and ablation): mean +- std over 3 seeds.
 PAPER = {

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import statistics
 
-from atomspark.scenarios.paper.grid import SEEDS, cells
+from atomspark.scenarios.paper.grid import cells
+from atomspark.scenarios.paper.layout import SEEDS
 
 
 def _pct(v: float | None) -> str:

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 
+from atomspark.scenarios.paper.layout import RESULTS, TASKS, machine_description
 from atomspark.scenarios.sweep.cell import settings_file
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 
@@ -49,9 +48,6 @@ MODEL_GRIDS = ("released", "sparse-threshold")  # their trained models are commi
 STREAMS = {"generator": "main", "notebook": "notebook"}  # data stream -> grid of its floor
 DRAWS = tuple(range(42, 62))  # data and split seeds of the floor's spread (42: the tables' own)
 SWEEPS = Path("results") / "sweeps"  # the sweep verb's default: results/sweeps/<grid file stem>
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results" / "rsgn"
-SEEDS = (42, 43, 44)
-TASKS = {"hierarchical": "rsgn-paper-hierarchical", "long-range": "rsgn-paper-long-range"}
 
 
 def cells(grid: str) -> list[tuple[str, str, object]]:
@@ -113,7 +109,7 @@ def summarise(grid: str, name: str, out: Path) -> dict:
             (out / "metrics.jsonl").stat().st_mtime, timezone.utc
         ).isoformat(timespec="seconds"),
         "complete": done,
-        "machine": _machine(),
+        "machine": machine_description(),
     }
 
 
@@ -203,7 +199,7 @@ def logistic_floor(task: str, stream: str = "generator") -> dict:
         "unstandardised_accuracy": raw,
         "wall_s": time.perf_counter() - t0,
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": _machine(),
+        "machine": machine_description(),
     }
 
 
@@ -226,15 +222,8 @@ def floor_draws(task: str, draws: tuple[int, ...] = DRAWS) -> dict:
         "draws": list(draws),
         "floor_accuracy": by_stream,
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": _machine(),
+        "machine": machine_description(),
     }
-
-
-def _machine() -> str:
-    return (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
-        "(shared with other jobs), torch on CPU, one thread"
-    )
 
 
 def collect(sweeps: Path = SWEEPS, results: Path = RESULTS) -> list[Path]:

@@ -28,7 +28,8 @@ from atomspark.scenarios.paper.figures import (  # noqa: F401  (MODELS, load_res
     percent,
 )
 from atomspark.scenarios.paper.followups import released_table, sparse_threshold_table
-from atomspark.scenarios.paper.grid import RESULTS, SEEDS, TASKS, cells
+from atomspark.scenarios.paper.grid import cells
+from atomspark.scenarios.paper.layout import RESULTS, SEEDS, TASKS
 from atomspark.sim.core import atomic_write_text
 
 DOC = RESULTS.parents[1] / "paper_reproduction.md"
