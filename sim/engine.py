@@ -31,6 +31,7 @@ from atomspark.sim.units.lif import FLOAT_DTYPES
 DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
 _NEVER = 2**62
 _LOG_START = 1 << 16  # initial capacity of an event log (grown by doubling)
+_EMPTY = np.zeros(0)  # the state array of a fan-out or input that is not direct
 
 
 @dataclass
@@ -75,24 +76,35 @@ class Engine:
     """Runs a Graph; state (per population dict of arrays) persists across calls to run()."""
 
     def __init__(
-        self, graph: Graph, dense_fraction: float | None = DENSE_FRACTION, lean: bool = True
+        self,
+        graph: Graph,
+        dense_fraction: float | None = DENSE_FRACTION,
+        lean: bool = True,
+        exact: bool = False,
     ) -> None:
         """dense_fraction: a LIF population sweeps all its units in index order (no list
         bookkeeping) when touched + pending units >= this fraction of its size; 0 = always,
         None = never. lean: a population whose model has a LeanKernel that applies to the
         sample (float LIF with a bias on every unit) runs it, with no bookkeeping at all
-        (sim/kernels/lif_lean.py). The results are the same either way; only speed differs."""
+        (sim/kernels/lif_lean.py); the results are the same either way. exact: when False, a
+        lean population whose every input has delay 1 takes its model's DirectKernel (input
+        added straight into the synaptic state: faster, but float sums are rounded in another
+        order, so spikes may drift from the general path's); True keeps every result
+        bit-identical to the general kernels."""
         if not isinstance(graph, Graph):
             raise AtomsparkError(f"graph: expected a Graph, got {type(graph).__name__}")
         if dense_fraction is not None:
             dense_fraction = float(require_positive("dense_fraction", dense_fraction, True))
             if dense_fraction > 1:
                 raise AtomsparkError(f"dense_fraction: must lie in [0, 1], got {dense_fraction}")
-        if not isinstance(lean, bool):
-            raise AtomsparkError(f"lean: expected True or False, got {lean!r}")
+        for name, flag in (("lean", lean), ("exact", exact)):
+            if not isinstance(flag, bool):
+                raise AtomsparkError(f"{name}: expected True or False, got {flag!r}")
         self.graph = graph
         self.dense_fraction = dense_fraction
         self.lean_allowed = lean
+        self.exact = exact
+        self._direct_weights: dict = {}  # (projection, decay) -> weights / decay (cached)
         self.models = [model_of(p.params) for p in graph.populations]
         self._dense_min = [
             _NEVER if dense_fraction is None else int(np.ceil(dense_fraction * p.size))
@@ -150,6 +162,7 @@ class Engine:
                 self.models, g.populations, self.counters, self._dense_min, self.lean
             )
         ]
+        self.direct = self._direct_channels()
 
     def _lean_populations(self) -> list[bool]:
         """Per population: whether this sample runs its model's LeanKernel (decided at reset).
@@ -165,16 +178,42 @@ class Engine:
             for m, p, ok in zip(self.models, g.populations, plain_in)
         ]  # fmt: skip
 
+    def _direct_channels(self) -> list[list[tuple[np.ndarray, float]]]:
+        """Per population: its DirectKernel's (state array, decay) per channel when this sample
+        runs it (lean, not exact, every incoming projection of delay 1), else []."""
+        delay1 = [True] * len(self.graph.populations)
+        for o in self._outgoing:
+            delay1[o.target] &= o.uniform_delay == 1
+        return [
+            m.lean.direct.channels(args)
+            if lean and not self.exact and m.lean.direct is not None and ok
+            else []
+            for m, lean, ok, args in zip(self.models, self.lean, delay1, self._args)
+        ]
+
     def _fan_kind(self, o: Outgoing) -> str:
         """The fan-out kernel of a projection in this sample (run_loop.FAN_KINDS)."""
         kind = self._base_kind(o)
+        if kind == "uniform" and self.direct[o.target]:
+            return "direct"
         return "plain" if kind == "uniform" and self.lean[o.target] else kind
 
-    def _fan_weights(self, o: Outgoing):
-        """A lean target's fan-out takes one scalar weight when all are equal, else the array."""
-        if o.uniform_weight is not None and self._fan_kind(o) == "plain":
-            return o.uniform_weight
-        return o.data
+    def _fan_weights(self, j: int, o: Outgoing):
+        """A lean target's fan-out takes one scalar weight when all are equal, else the array;
+        a direct one takes them divided by the channel's decay (in float64, then rounded to
+        the target's dtype once)."""
+        kind = self._fan_kind(o)
+        scalar = o.uniform_weight is not None and kind in ("plain", "direct")
+        w = o.uniform_weight if scalar else o.data
+        if kind != "direct":
+            return w
+        decay = self.direct[o.target][o.channel][1]
+        if (j, decay) not in self._direct_weights:
+            scaled = np.asarray(w, np.float64) / decay
+            self._direct_weights[(j, decay)] = (
+                o.data.dtype.type(scaled) if np.ndim(w) == 0 else scaled.astype(o.data.dtype)
+            )
+        return self._direct_weights[(j, decay)]
 
     def _base_kind(self, o: Outgoing) -> str:
         """The fan-out kernel a projection takes into a general (not lean) target."""
@@ -298,11 +337,13 @@ class Engine:
         loop = self._loop(sorted(ext), len(pairs), record_events)
         bufs = tuple(b.for_kernels() for b in self.buffers)
         fans = tuple(
-            Fan(bufs[o.target], o.indptr, o.indices, self._fan_weights(o), o.delay,
+            Fan(bufs[o.target], o.indptr, o.indices, self._fan_weights(j, o), o.delay,
                 o.uniform_delay or 0, o.full_rows, o.channel,
-                _shift_stage(o, g.populations[o.target].size))
-            for o in self._outgoing
+                _shift_stage(o, g.populations[o.target].size),
+                self.direct[o.target][o.channel][0] if self.direct[o.target] else _EMPTY)
+            for j, o in enumerate(self._outgoing)
         )  # fmt: skip
+        direct_in = tuple((ch[0][0], ch[0][1]) if ch else (_EMPTY, 1.0) for ch in self.direct)
         no_input = np.zeros((0, 0))
         X = tuple(ext.get(p, no_input) for p in range(len(g.populations)))
         counters = Counters(prof.updates, prof.active, prof.wraps, prof.clips, prof.events,
@@ -317,7 +358,7 @@ class Engine:
         done = 0
         while True:
             done = loop(done, steps, self.t, g.ring_length, bufs, tuple(self._args), fans, X,
-                        tuple(self._unit_events), counters, PB, TR, logs)  # fmt: skip
+                        tuple(self._unit_events), counters, PB, TR, logs, direct_in)  # fmt: skip
             if done == steps:
                 break
             logs = tuple(EventLog(_grown(a.steps), _grown(a.units), a.count) for a in logs)
@@ -337,15 +378,15 @@ class Engine:
     def _loop(self, with_input: list[int], n_traces: int, log_events: bool):
         """The compiled run loop of this graph's structure (built once, cached by source)."""
         n_pop = len(self.graph.populations)
-        names = [f"update_{m.name}_lean" if lean else f"update_{m.name}"
-                 for m, lean in zip(self.models, self.lean)]  # fmt: skip
+        way = ["direct" if d else "lean" if lean else "" for d, lean in zip(self.direct, self.lean)]
+        names = [f"update_{m.name}_{w}".rstrip("_") for m, w in zip(self.models, way)]
         kernels = {
-            name: m.lean.update if lean else m.update
-            for name, m, lean in zip(names, self.models, self.lean)
+            name: m.lean.direct.update if w == "direct" else m.lean.update if w else m.update
+            for name, m, w in zip(names, self.models, way)
         }
         kinds = [(o.source, self._fan_kind(o)) for o in self._outgoing]
-        inputs = [("plain" if self.lean[p] else "listed") if p in with_input else None
-                  for p in range(n_pop)]  # fmt: skip
+        input_kind = {"direct": "direct", "lean": "plain", "": "listed"}
+        inputs = [input_kind[way[p]] if p in with_input else None for p in range(n_pop)]
         src = loop_source(names, kinds, inputs, n_traces, log_events)
         return compiled_loop(src, kernels)
 

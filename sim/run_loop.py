@@ -31,8 +31,9 @@ from atomspark.sim.unit_model import Buffers
 from numba import njit
 
 # kernels/fanout.py uniform path / per-synapse delays / vector payloads / uniform with weight_exp < 0
-# / uniform into a lean target (kernels/lif_lean.py: no touched marking)
-FAN_KINDS = ("uniform", "delayed", "vector", "shifted", "plain")
+# / uniform into a lean target (kernels/lif_lean.py: no touched marking) / delay 1 straight into
+# a direct lean target's state (weights pre-divided by the channel's decay)
+FAN_KINDS = ("uniform", "delayed", "vector", "shifted", "plain", "direct")
 
 _COMPILED: dict[str, object] = {}
 
@@ -60,6 +61,7 @@ class Fan(NamedTuple):
     full_rows: bool
     channel: int
     stage: ShiftStage  # used by kind "shifted" only (empty otherwise)
+    into: np.ndarray  # kind "direct": the target's state array of this channel (else empty)
 
 
 class Counters(NamedTuple):
@@ -94,9 +96,11 @@ class EventLog(NamedTuple):
 #   payload_bits[p]                bits per event of p
 #   traces[i]                      (trace array, state array) of recorded pair i
 #   logs[p]                        EventLog of p (when events are logged)
+#   direct_in[p]                   (state array, decay) that p's external input goes into when
+#                                  p is a direct lean population (else an empty array and 1)
 HEADER = """\
 def run_loop(first_step, steps, t0, R, buffers, args, fans, inputs, unit_events, counters,
-             payload_bits, traces, logs):
+             payload_bits, traces, logs, direct_in):
     for step in range(first_step, steps):
         t = t0 + step
         slot = t % R
@@ -114,6 +118,7 @@ INPUT = {
     "listed": "        k.add_input(slot, inputs[{p}][step], buffers[{p}].ring[0], buffers[{p}].tflag, "
     "buffers[{p}].tidx, buffers[{p}].tcount)\n",
     "plain": "        kll.add_input_plain(slot, inputs[{p}][step], buffers[{p}].ring[0])\n",
+    "direct": "        kll.add_input_direct(inputs[{p}][step], direct_in[{p}][0], direct_in[{p}][1])\n",
 }
 
 # (1) Update population p with its model's kernel; keep its event count in n_events_{p}.
@@ -155,6 +160,7 @@ FAN = {
     f"{_TARGET}.tcount, s)\n",
     "plain": _SLOT
     + f"            synops += kll.fan_out_plain({_EVENTS}, {_TARGET}.ring[fans[{{j}}].channel, s])\n",
+    "direct": f"            synops += kll.fan_out_plain({_EVENTS}, fans[{{j}}].into)\n",
     "shifted": _SLOT + f"            stage = fans[{{j}}].stage\n"
     f"            synops += kf.fan_out_uniform({_EVENTS}, fans[{{j}}].full_rows, stage.acc, "
     f"stage.flags, stage.touched, stage.count, 0)\n"
@@ -184,7 +190,8 @@ def loop_source(
 
     models: module-global name of each population's update kernel; fans: (source population,
     kind) per projection in graph order; inputs: per population None (no external input),
-    "listed" (added with touched marking) or "plain" (a lean population: no marking);
+    "listed" (added with touched marking), "plain" (a lean population: no marking) or "direct"
+    (a direct lean population: into its state);
     n_traces: number of recorded (trace, state) pairs; log_events: keep every event's step and
     unit (the loop returns early, at the step it reached, when a log is too full for one more
     step's events; the caller grows the logs and calls again)."""

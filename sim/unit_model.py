@@ -70,6 +70,18 @@ def _no_weight_check(label: str, data: np.ndarray) -> None:
 
 
 @dataclass(frozen=True)
+class DirectKernel:
+    """A lean kernel's variant for samples whose every input arrives one step later: the
+    fan-outs add each weight, divided by its channel's one-step decay, straight into the
+    channel's state, and `update` (same convention) reads no ring slot. channels(args): per
+    channel (state array, decay) in channel order, or [] when this sample cannot (a zero decay).
+    Results equal the lean kernel's only up to rounding."""
+
+    update: Callable
+    channels: Callable[[tuple], list[tuple[np.ndarray, float]]]
+
+
+@dataclass(frozen=True)
 class LeanKernel:
     """A model's bookkeeping-free kernel for samples where every unit is busy at every step.
 
@@ -77,11 +89,13 @@ class LeanKernel:
     tuple (flags: a zeroed uint8 scratch array of the population's size rounded up to 8);
     applies(params, state): whether this sample qualifies. The engine uses it only when every
     projection into the population has one delay for all its synapses and scalar events, and
-    the results must be bit-identical to the general kernel's."""
+    the results must be bit-identical to the general kernel's. direct: an optional DirectKernel
+    (same arguments) for delay-1 input, used unless the engine is asked for exact results."""
 
     update: Callable
     kernel_args: Callable[..., tuple]
     applies: Callable[[object, dict], bool]
+    direct: DirectKernel | None = None
 
 
 @dataclass(frozen=True, eq=False)

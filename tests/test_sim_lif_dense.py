@@ -133,7 +133,8 @@ def test_dense_float_sweep_matches_numpy_lif():
     bias = rng.uniform(0.02, 0.12, n)
     v0 = rng.uniform(0, 1, n)
     params = LIFParams(du=0.2, dv=0.05, vth=1.0, bias=bias, refractory=4, v_init=v0)
-    eng = Engine(Graph([Population("p", n, params)], [Projection("p", "p", w)]), dense_fraction=0)
+    graph = Graph([Population("p", n, params)], [Projection("p", "p", w)])
+    eng = Engine(graph, dense_fraction=0, exact=True)  # u after the run: no pending input in it
     prof = eng.run(steps, record_events=True)
     raster, u, v = _numpy_lif(w, bias, 0.8, 0.95, 1.0, 4, v0, steps)
     assert raster.sum() > 100

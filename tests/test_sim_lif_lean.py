@@ -17,7 +17,7 @@ from atomspark.sim.units.lif import LIFParams
 
 
 def _run(graph: Graph, steps: int, lean: bool, inputs=None, state=None):
-    eng = Engine(graph, lean=lean)
+    eng = Engine(graph, lean=lean, exact=True)
     if state is not None:
         eng.reset(state)
     prof = eng.run(steps, inputs=inputs, record_events=True)

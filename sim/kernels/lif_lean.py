@@ -11,6 +11,15 @@ Projections into a lean population skip the touched marking (`fan_out_plain`).
 
 Results are bit-identical to the general path: same states, spikes in ascending unit order,
 and the same counters (every unit is an update and stays pending, since its bias is nonzero).
+
+The direct variant (`lif_direct_step`, `fan_out_plain` into u or u2, `add_input_direct`) is for
+a lean population whose every input arrives one step later (delay-1 projections, external
+input): a spike adds its weight divided by the channel's one-step decay straight into u (or u2),
+so the next sweep's u * (1 - du) carries it, and the sweep reads and zeroes no ring slot (two
+fewer streams per unit and step). (u + w / k) * k equals u * k + w only up to rounding, and
+several inputs in one step are summed in another order, so this variant is not bit-identical to
+the general path: its spikes are tested against it statistically (tests/test_sim_lif_lean.py).
+Between steps u and u2 then include the next step's pending input (divided by the decay).
 """
 
 from __future__ import annotations
@@ -88,6 +97,48 @@ def _sweep(r0, r1, u, u2, v, refr, bias, consts, refractory, flags):
         flags[i] = fire
         n_spike += fire
     return n_spike
+
+
+@njit(cache=True)
+def lif_direct_step(u, u2, v, refr, bias, consts, refractory, flags, emit_idx, emit_val):
+    """The direct variant of lif_lean_step: the input is already in u and u2; returns the
+    number of events."""
+    n_spike = _sweep_direct(u, u2, v, refr, bias, consts, refractory, flags)
+    if n_spike == 0:
+        return 0
+    return list_flagged(flags, emit_idx, emit_val)
+
+
+@njit(cache=True)
+def _sweep_direct(u, u2, v, refr, bias, consts, refractory, flags):
+    """_sweep without ring slots: u <- u (1-du), u2 <- u2 (1-du2), then the same membrane,
+    threshold and refractory arithmetic. With one channel 1-du2 is 1 (LIFParams), and u2 * 1
+    is u2 exactly: u2 holds still, as in the general path."""
+    ku, ku2, kv, vth, v_reset = consts[0], consts[1], consts[2], consts[3], consts[4]
+    n_spike = 0
+    for i in range(u.size):
+        uu = u[i] * ku
+        u[i] = uu
+        uu2 = u2[i] * ku2
+        u2[i] = uu2
+        r = refr[i]
+        held = r > 0
+        vn = v[i] * kv + uu + uu2 + value_at(bias, i)
+        fire = (not held) & (vn > vth)
+        v[i] = v_reset if held | fire else vn
+        refr[i] = r - 1 if held else (refractory if fire else r)
+        flags[i] = fire
+        n_spike += fire
+    return n_spike
+
+
+@njit(cache=True)
+def add_input_direct(values, u, decay):
+    """Add an external input vector's nonzero entries straight into u, divided by the one-step
+    decay that the next sweep applies (the direct variant's channel 0)."""
+    for i in range(values.size):
+        if values[i] != 0:
+            u[i] += values[i] / decay
 
 
 @njit(cache=True)

@@ -11,7 +11,14 @@ from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 from atomspark.sim.kernels import lif as kl
 from atomspark.sim.kernels import lif_lean as kll
-from atomspark.sim.unit_model import LeanKernel, UnitModel, UnitParams, bookkeeping, register
+from atomspark.sim.unit_model import (
+    DirectKernel,
+    LeanKernel,
+    UnitModel,
+    UnitParams,
+    bookkeeping,
+    register,
+)
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
@@ -152,6 +159,25 @@ def _lif_lean_update(slot, buf, args):
 
 
 @njit(cache=True)
+def _lif_direct_update(slot, buf, args):
+    n_emit = kll.lif_direct_step(
+        args.u, args.u2, args.v, args.refr, args.bias, args.consts, args.refractory, args.flags,
+        buf.emit_idx, buf.emit_val,
+    )  # fmt: skip
+    n = args.u.size
+    buf.pcount[0] = n
+    buf.pcount[1] = 1
+    return n, n_emit, n, 0, 0
+
+
+def _lif_direct_channels(args: LeanLIFArgs) -> list[tuple[np.ndarray, float]]:
+    """Channel 0 accumulates into u (decay 1-du), channel 1 into u2 (1-du2); none when a decay
+    factor is 0 (du = 1: no weight can be divided by it)."""
+    ku, ku2 = float(args.consts[0]), float(args.consts[1])
+    return [(args.u, ku), (args.u2, ku2)] if ku > 0 and ku2 > 0 else []
+
+
+@njit(cache=True)
 def _lif_fixed_update(slot, buf, args):
     n, n_emit, wraps, clips = kl.lif_fixed_step(
         slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val
@@ -200,7 +226,12 @@ LIF = register(
         initially_pending=_lif_nonzero,
         sample_state=("u", "v", "bias"),
         graded=False,
-        lean=LeanKernel(_lif_lean_update, _lif_lean_args, _every_unit_biased),
+        lean=LeanKernel(
+            _lif_lean_update,
+            _lif_lean_args,
+            _every_unit_biased,
+            direct=DirectKernel(_lif_direct_update, _lif_direct_channels),
+        ),
     )
 )
 LIF_FIXED = register(
