@@ -119,3 +119,34 @@ def test_quick_run_tables_and_finite_values(quick_run):
     table = (quick_run / "results.md").read_text()
     assert table.count("| model | " + " | ".join(SPLITS) + " |") == 5  # 2 tasks x 2 + rollout
     assert f"## {ROLLOUT}" in table
+
+
+def test_vn_readout_reads_the_output_through_the_top_codes():
+    """nbody's layered VN is an input -> output model: its prediction of the next state is the
+    state at t plus the scaled readout of the top layer's codes, settled on the input alone;
+    on a task whose output is a linear map of the input, the fitted readout explains most of
+    the change that persistence leaves."""
+    from atomspark.scenarios.bench.vn_bench import VNBenchConfig
+    from atomspark.scenarios.bench.vn_readout import VNReadout
+
+    rng = np.random.default_rng(0)
+    n, d_in, d_out = 600, 12, 4
+    atoms = rng.standard_normal((d_in, 6))
+    codes = rng.standard_normal((n, 6)) * (rng.random((n, 6)) < 0.4)
+    x = codes @ atoms.T
+    change = 0.1 * x[:, :d_out] @ rng.standard_normal((d_out, d_out))
+    vectors = np.concatenate([x, x[:, :d_out] + change], axis=1)
+    cfg = VNBenchConfig(
+        atoms=24, lam=0.01, epochs=2, layers=2, atoms2=24, lam2=0.005, interface=16, joint_epochs=1
+    )
+    model = VNReadout(cfg, np.arange(d_in), np.arange(d_in, d_in + d_out), lambda v: v[:, :d_out])
+    model.fit(vectors[:500], 0)
+    test = vectors[500:]
+    pred, first = model.predict_with_codes(test, np.ones_like(test))
+    top = model.encode(test[:, :d_in])[-1]
+    expected = test[:, :d_out] + model.scale * (top @ model.readout.T)
+    assert np.allclose(pred[:, d_in:], expected) and np.array_equal(pred[:, :d_in], test[:, :d_in])
+    assert first.shape == (100, cfg.atoms)
+    left = np.mean((pred[:, d_in:] - test[:, d_in:]) ** 2) / np.mean(change[500:] ** 2)
+    assert left < 0.5, left
+    assert model.n_params() == d_in * 24 + 16 * (24 + 24) + d_out * 24

@@ -17,8 +17,7 @@ def _predict(model, split: Split, task: str) -> tuple[np.ndarray, np.ndarray | N
     """Predictions (and VN codes) for one split and task."""
     x, observed = split.task_input(task)
     if model.kind == "vn":
-        codes = model.encode(x, observed)
-        return model.decode(codes), codes
+        return model.predict_with_codes(x, observed)
     return model.predict(x, observed), None
 
 

@@ -47,11 +47,12 @@ def train_config(s: ProtocolSizes, epochs: int | None = None, batch: int | None 
     )
 
 
-def vn_models(s: ProtocolSizes, dim: int) -> dict[str, Callable]:
-    """{"VN": layered (2 layers), "VN-1": one layer (sparse coding + Atomic-Hebb)}."""
-    common = {"atoms": s.vn_atoms, "lam": s.vn_lam, "epochs": s.vn_epochs}
-    layered = VNBenchConfig(
-        **common,
+def layered_config(s: ProtocolSizes) -> VNBenchConfig:
+    """The layered VN's settings (2 layers) from the sizes."""
+    return VNBenchConfig(
+        atoms=s.vn_atoms,
+        lam=s.vn_lam,
+        epochs=s.vn_epochs,
         layers=2,
         atoms2=s.vn_atoms2,
         lam2=s.vn_lam2,
@@ -59,9 +60,14 @@ def vn_models(s: ProtocolSizes, dim: int) -> dict[str, Callable]:
         interface=s.vn_interface,
         joint_epochs=s.vn_joint_epochs,
     )
+
+
+def vn_models(s: ProtocolSizes, dim: int) -> dict[str, Callable]:
+    """{"VN": layered (2 layers), "VN-1": one layer (sparse coding + Atomic-Hebb)}."""
+    one = VNBenchConfig(atoms=s.vn_atoms, lam=s.vn_lam, epochs=s.vn_epochs)
     return {
-        "VN": lambda device: VNBench(layered, dim),
-        "VN-1": lambda device: VNBench(VNBenchConfig(**common), dim),
+        "VN": lambda device: VNBench(layered_config(s), dim),
+        "VN-1": lambda device: VNBench(one, dim),
     }
 
 

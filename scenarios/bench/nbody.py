@@ -13,9 +13,14 @@ uniform tables. The 20-step rollout (a family metric): from frame 0, each model'
 prediction is fed back 20 times; NMSE over frames 1..20, normalised the same way.
 
 Models:
-  * VN: the harness's one-layer VN on the padded vector (varying body counts by padding with
-    presence flags: absent bodies are zeros the atoms learn to leave alone); one-step prediction
-    is masked prediction, exactly the settle with the next-state half hidden.
+  * VN (layered, vn_readout.VNReadout): an input -> output task, so the output is read through
+    the inferred effective weights: layer 1's atoms live on the input part (strengths, bodies
+    at t, flags), the top layer's output sides on the standardised change of state, learnt with
+    the change as the task target h_top; the prediction is state_t + scale * U_2 g_2.
+  * VN-1 (the one-layer ablation, sparse coding): atoms on the whole padded vector (varying body
+    counts by padding with presence flags: absent bodies are zeros the atoms learn to leave
+    alone); one-step prediction is masked prediction, the settle with the next-state half
+    hidden.
   * MLP (padded to 6 bodies), GNN (message passing over pairs of present bodies, our own:
     nbody_models.BodyGNN), Transformer over bodies (padding masked): they read state_t only,
     predict each body's change, and are trained by the harness's shared loop.
@@ -33,6 +38,7 @@ from atomspark.scenarios.bench.family import BenchData, Family, Split
 from atomspark.scenarios.bench.lineup import (
     ProtocolSizes,
     classical_models,
+    layered_config,
     train_config,
     vn_models,
 )
@@ -45,6 +51,7 @@ from atomspark.scenarios.bench.nbody_data import (
 )
 from atomspark.scenarios.bench.nbody_models import BodyGNN, BodyTransformer, PaddedMLP
 from atomspark.scenarios.bench.torch_bench import TorchBench
+from atomspark.scenarios.bench.vn_readout import VNReadout
 from torch import nn
 
 N_CONTEXT, TOKEN, STATE = 4, 6, 4
@@ -64,6 +71,12 @@ def encode(states, mass, charge, strengths, present, next_states=None) -> np.nda
     return np.concatenate(
         [strengths, tokens.reshape(n, -1), present.astype(float), nxt.reshape(n, -1)], axis=1
     )
+
+
+def states_now(vectors: np.ndarray) -> np.ndarray:
+    """The [x, y, vx, vy] part of the bodies at t, flattened like the t + dt part (n, 24)."""
+    tokens = vectors[:, TOKENS_AT:PRESENT_AT].reshape(-1, MAX_BODIES, TOKEN)
+    return tokens[..., :STATE].reshape(vectors.shape[0], -1)
 
 
 def next_states_of(vectors: np.ndarray) -> np.ndarray:
@@ -208,8 +221,12 @@ def models(s: NBodySizes, data: BenchData) -> dict:
             partial(body_net, kind, stats, **kw), train, 0.0, device, label
         )
 
+    def readout(device):
+        return VNReadout(layered_config(s), np.arange(NEXT_AT), np.arange(NEXT_AT, DIM), states_now)
+
     return {
         **vn_models(s, DIM),
+        "VN": readout,
         "MLP": torch_model("mlp", "MLP", hidden=4 * h),
         "GNN": torch_model("gnn", "GNN", hidden=h),
         "Transformer": torch_model("transformer", "Transformer", d_model=h),

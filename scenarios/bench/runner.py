@@ -173,7 +173,7 @@ def run_cell(
     }
     if hasattr(model, "curves"):
         cell["curves"] = model.curves()
-    if model.kind == "vn" and model.config.layers == 1:
+    if hasattr(model, "engine_run") and model.config.layers == 1:
         cell["engine"] = engine_section(model, data)
     if family.extra_metrics is not None:
         cell["extra_metrics"] = family.extra_metrics(model, data)

@@ -153,6 +153,11 @@ class VNBench:
     def predict(self, x: np.ndarray, observed: np.ndarray) -> np.ndarray:
         return self.decode(self.encode(x, observed))
 
+    def predict_with_codes(self, x: np.ndarray, observed: np.ndarray):
+        """(prediction S_1 g_1, layer-1 codes g_1)."""
+        codes = self.encode(x, observed)
+        return self.decode(codes), codes
+
     def n_params(self) -> int:
         cfg = self.config
         n = self.dim * cfg.atoms
