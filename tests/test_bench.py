@@ -269,6 +269,9 @@ def test_doc_tables_equal_report_render():
         assert sorted(principal) == seeds, name  # committed beside the cells
         results = report.aggregate(cells, manifest, manifest["models"], principal)
         assert block == report.section(results), name
+    verdict = doc.split("<!-- bench:verdict:begin -->\n", 1)[1].split("<!-- bench:verdict:end", 1)
+    expected = report.verdict_section(report.family_results(root / "docs" / "results" / "bench"))
+    assert verdict[0] == expected
 
 
 def test_mamba_baseline_sees_both_directions():

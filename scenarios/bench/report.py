@@ -121,6 +121,50 @@ def section(results: dict) -> str:
     return f"{head}\n\n{summary}\n\n#### {body.strip()}\n"
 
 
+def status_text(results: dict) -> str:
+    """How complete a family's protocol is: rows on every seed, rows not run."""
+    models = results["models"]
+    done = sum(len(m["seeds"]) >= len(PROTOCOL_SEEDS) for m in models.values())
+    if done == 0:
+        text = "tuning stage only: every row on seed 0"
+    else:
+        text = f"{done} of {len(models)} rows on {len(PROTOCOL_SEEDS)} seeds"
+        text += ", the others on seed 0 only" if done < len(models) else ""
+    if results.get("missing_models"):
+        text += "; not run: " + ", ".join(results["missing_models"])
+    return text
+
+
+def verdict_section(all_results: dict[str, dict | None]) -> str:
+    """The doc's overall verdict: each family's generated summary (summary.summary_lines) with
+    how complete its protocol is; families without cells are named as not run."""
+    lines = []
+    for name, results in all_results.items():
+        if results is None:
+            lines.append(f"- **{name}**: not run under the protocol yet.")
+            continue
+        lines.append(f"- **{name}** ({status_text(results)}):")
+        lines += ["  " + line for line in summary_lines(results) if "Rows not run" not in line]
+    return "\n".join(lines) + "\n"
+
+
+def family_results(root: Path, compute: bool = False) -> dict[str, dict | None]:
+    """Every family's aggregate from its committed cells under root (None: no cells)."""
+    from atomspark.scenarios.bench.registry import family_names
+
+    out: dict[str, dict | None] = {}
+    for name in family_names():
+        folder = Path(root) / name
+        cells = load_cells(folder) if folder.is_dir() else []
+        if not cells:
+            out[name] = None
+            continue
+        manifest = manifest_of(folder)
+        principal = principal_facts(folder, sorted({c["seed"] for c in cells}), compute)
+        out[name] = aggregate(cells, manifest, manifest["models"], principal)
+    return out
+
+
 def not_run_section(name: str) -> str:
     """The doc's block for a family with no committed cells: what to run."""
     return (
@@ -211,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
             results = rebuild(folder)
             update_doc(Path(args.doc), results["family"], section(results))
             print(f"[bench report] {results['family']}: {args.doc} updated from {folder}")
+        if not args.final_grid:
+            root = Path(args.folders[0]).parent
+            update_doc(Path(args.doc), "verdict", verdict_section(family_results(root)))
+            print(f"[bench report] {args.doc}: verdict updated from {root}")
     except AtomsparkError as exc:
         print(f"bench report: error: {exc}", file=sys.stderr)
         return 2
