@@ -116,15 +116,15 @@ def _sweep_direct(u, u2, v, refr, bias, consts, refractory, flags):
     is u2 exactly: u2 holds still, as in the general path."""
     ku, ku2, kv, vth, v_reset = consts[0], consts[1], consts[2], consts[3], consts[4]
     n_spike = 0
-    for i in range(u.size):
+    for i in range(u.size):  # every load before any store: lets LLVM vectorise (no aliasing)
         uu = u[i] * ku
-        u[i] = uu
         uu2 = u2[i] * ku2
-        u2[i] = uu2
         r = refr[i]
         held = r > 0
         vn = v[i] * kv + uu + uu2 + value_at(bias, i)
         fire = (not held) & (vn > vth)
+        u[i] = uu
+        u2[i] = uu2
         v[i] = v_reset if held | fire else vn
         refr[i] = r - 1 if held else (refractory if fire else r)
         flags[i] = fire
