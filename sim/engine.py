@@ -105,6 +105,7 @@ class Engine:
         self.lean_allowed = lean
         self.exact = exact
         self._direct_weights: dict = {}  # (projection, decay) -> weights / decay (cached)
+        self._narrow: dict[int, np.ndarray] = {}  # projection -> uint16 target indices (cached)
         self.models = [model_of(p.params) for p in graph.populations]
         self._dense_min = [
             _NEVER if dense_fraction is None else int(np.ceil(dense_fraction * p.size))
@@ -214,6 +215,16 @@ class Engine:
                 o.data.dtype.type(scaled) if np.ndim(w) == 0 else scaled.astype(o.data.dtype)
             )
         return self._direct_weights[(j, decay)]
+
+    def _fan_indices(self, j: int, o: Outgoing) -> np.ndarray:
+        """A lean target of at most 65,536 units gets its fan-outs' target indices as uint16:
+        half the bytes per synapse of int32 (CUBA at 40,000 neurons, interleaved pairs on a shared
+        machine: 4-10 % less CPU time) and no negative-index check per synapse."""
+        if self._fan_kind(o) not in ("plain", "direct") or self.graph.sizes[o.target] > 1 << 16:
+            return o.indices
+        if j not in self._narrow:
+            self._narrow[j] = o.indices.astype(np.uint16)
+        return self._narrow[j]
 
     def _base_kind(self, o: Outgoing) -> str:
         """The fan-out kernel a projection takes into a general (not lean) target."""
@@ -337,7 +348,7 @@ class Engine:
         loop = self._loop(sorted(ext), len(pairs), record_events)
         bufs = tuple(b.for_kernels() for b in self.buffers)
         fans = tuple(
-            Fan(bufs[o.target], o.indptr, o.indices, self._fan_weights(j, o), o.delay,
+            Fan(bufs[o.target], o.indptr, self._fan_indices(j, o), self._fan_weights(j, o), o.delay,
                 o.uniform_delay or 0, o.full_rows, o.channel,
                 _shift_stage(o, g.populations[o.target].size),
                 self.direct[o.target][o.channel][0] if self.direct[o.target] else _EMPTY)

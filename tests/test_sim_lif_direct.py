@@ -44,6 +44,9 @@ def test_cuba_direct_spikes_equal_the_general_path(dtype):
     direct, general = Engine(graph), Engine(graph, lean=False)
     assert direct.direct[0] and not general.direct[0]
     assert [direct._fan_kind(o) for o in direct._outgoing] == ["direct", "direct"]
+    fans = [direct._fan_indices(j, o) for j, o in enumerate(direct._outgoing)]
+    assert all(f.dtype == np.uint16 for f in fans)  # compact rows into a lean target
+    assert all(np.array_equal(f, o.indices) for f, o in zip(fans, direct._outgoing))
     _assert_close(direct, general, 4000, dtype)
     assert general.run(1).events.sum() >= 0  # engines stay usable
 
