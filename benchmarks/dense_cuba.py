@@ -2,9 +2,9 @@
 by the spike vector (float64, one thread).
 
 It simulates the same network as the engine and the peers (atomspark.scenarios.runs.cuba): the
-same synapses, initial voltages, exact exponential decays, reset to 0 mV above reset, a
-refractory period of round(refractory / dt) steps during which v is held at the reset, and
-spikes delivered one step later; the update order is the engine's LIF kernel's, so its spikes
+same synapses, initial voltages, exact exponential decays and synaptic coupling
+(CubaConfig.synaptic_scale), reset to 0 mV above reset, v held at the reset for
+CubaConfig.refractory_steps after a spike, and spikes delivered one step later; the update order is the engine's LIF kernel's, so its spikes
 equal the engine's in float64 (tests/test_bench_cuba.py) up to the rounding of the matrix sums.
 """
 
@@ -18,15 +18,14 @@ from atomspark.scenarios.runs.cuba import CubaNetwork
 
 def dense_weights(net: CubaNetwork) -> tuple[np.ndarray, np.ndarray]:
     """(excitatory, inhibitory) dense weights, (n, n_exc) and (n, n - n_exc), in mV per spike
-    scaled by dt / taum as the engine stores them."""
+    times the one-step coupling into v, as the engine stores them."""
     cfg = net.config
     n, n_exc = cfg.n, cfg.n_exc
-    scale = cfg.dt / cfg.taum
     w_e = np.zeros((n, n_exc))
     w_i = np.zeros((n, n - n_exc))
     exc = net.excitatory
-    w_e[net.post[exc], net.pre[exc]] = cfg.we * scale
-    w_i[net.post[~exc], net.pre[~exc] - n_exc] = cfg.wi * scale
+    w_e[net.post[exc], net.pre[exc]] = cfg.we * cfg.synaptic_scale(cfg.taue)
+    w_i[net.post[~exc], net.pre[~exc] - n_exc] = cfg.wi * cfg.synaptic_scale(cfg.taui)
     return w_e, w_i
 
 
@@ -39,7 +38,7 @@ def dense_run(
     n, n_exc = cfg.n, cfg.n_exc
     ku, ku2, kv = np.exp(-cfg.dt / cfg.taue), np.exp(-cfg.dt / cfg.taui), np.exp(-cfg.dt / cfg.taum)
     bias = (1 - kv) * cfg.el_above_reset
-    refractory = int(round(cfg.refractory / cfg.dt))
+    refractory = cfg.refractory_steps
     u, u2, v = np.zeros(n), np.zeros(n), net.v0.copy()
     refr = np.zeros(n, np.int64)
     spikes = np.zeros(n)
