@@ -7,17 +7,22 @@ scikit-learn's coordinate descent at tol 1e-12, polished by an exact solve on it
 checked against the optimality conditions. Every solver runs to the same tolerance,
 max|g_b - g*_b| <= TOL_REL max|g*_b| for every sample, with the settings found beforehand:
 - Gauss-Seidel settle (sim/vn_gauss_seidel.py) on the compiled graph's Gram, float64 and
-  float32, at the loosest max-change stopping rule that reaches the tolerance;
+  float32, at the loosest max-change stopping rule (of TOL_GRID) that reaches the tolerance;
 - the engine's event-driven Jacobi ISTA (the chip model): graph and compiled loop built once,
   each sample a reset of the drive S^T x_b and the number of steps that sample needs;
 - scikit-learn Lasso: coordinate descent over the same samples (one multi-target fit, cold
-  start), at the loosest tol that reaches the tolerance, with and without a precomputed Gram;
+  start), at the loosest tol of the same TOL_GRID that reaches the tolerance: on S in float64
+  and in float32 (each Gauss-Seidel precision is judged against its own), and in float64 on
+  the Gram computed once per dictionary (passed as an array, as the Gauss-Seidel settle gets
+  its Gram; precompute=True would recompute it inside every fit);
 - dense FISTA on the whole batch in lock-step (G @ Y, or S^T (S Y)) in NumPy and in torch on
   the CPU, for the iterations the slowest sample needs.
 Timing: `--rounds` interleaved rounds, each running every method once in turn; process CPU
 time, min and median per method, ratios to the Gauss-Seidel settle with their range over the
 rounds, load average before and after. One thread everywhere. Set-up (the Gram S^T S, graph
-building, compilation) is reported apart; the Gram is computed once per dictionary.
+building, compilation) is reported apart; the Gram is computed once per dictionary. The drives
+S^T x_b are per-sample work: every timed solve computes them from X (scikit-learn does so
+inside its fit).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ ACTIVE_FRACTION = 0.02
 NOISE = 0.01
 LAM_FRACTION = 0.1
 STEP_CHUNK = 5  # engine steps needed per sample are found to within this many
+TOL_GRID = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7)  # loosest first
 
 
 def make_batch(K: int, B: int, seed: int = 0) -> dict:
@@ -59,12 +65,14 @@ def make_batch(K: int, B: int, seed: int = 0) -> dict:
 
 
 def lasso(S, X, lam, tol, precompute=False):
+    """scikit-learn's coordinate descent on all columns of X; S in Fortran order (what its
+    solver reads, so the fit copies nothing); precompute: False or the Gram S^T S (an array)."""
     from sklearn.linear_model import Lasso
 
     m = Lasso(alpha=lam / S.shape[0], fit_intercept=False, tol=tol, max_iter=100000,
               precompute=precompute)  # fmt: skip
-    m.fit(S, X)
-    return np.atleast_2d(m.coef_).T  # (K, B)
+    m.fit(np.asfortranarray(S), X)
+    return np.atleast_2d(m.coef_).T.astype(np.float64)  # (K, B)
 
 
 def reference(S, X, lam, G) -> np.ndarray:
@@ -142,9 +150,9 @@ def engine_jacobi(S, X, Bm, lam, eta, G_star, tol) -> Method:
                 raise RuntimeError(f"engine: sample {b} not within tolerance after 50000 steps")
 
     def solve():
-        codes, ev, syn = np.zeros((K, B)), 0, 0
+        codes, ev, syn, drives = np.zeros((K, B)), 0, 0, S.T @ X
         for b in range(B):
-            eng.reset({pop: {"drive": Bm[:, b]}})
+            eng.reset({pop: {"drive": drives[:, b]}})
             prof = eng.run(int(steps[b]))
             codes[:, b] = eng.state[pop]["g"]
             ev, syn = ev + int(prof.events.sum()), syn + int(prof.synops.sum())
@@ -155,7 +163,7 @@ def engine_jacobi(S, X, Bm, lam, eta, G_star, tol) -> Method:
                    "steps_per_sample_median": float(np.median(steps))})  # fmt: skip
 
 
-def engine_gauss_seidel(S, X, Bm, lam, G_star, tol, dtype: str) -> Method:
+def engine_gauss_seidel(S, X, lam, G_star, tol, dtype: str) -> Method:
     """The Gauss-Seidel settle on the same compiled graph (sim/vn_gauss_seidel.py), at the
     loosest stopping tolerance that reaches the tolerance on every sample."""
     K, B = S.shape[1], X.shape[1]
@@ -166,42 +174,53 @@ def engine_gauss_seidel(S, X, Bm, lam, G_star, tol, dtype: str) -> Method:
     pop = layer_name(0)
 
     def solve_at(gs_tol):
-        codes, ev, syn, sweeps = np.zeros((K, B)), 0, 0, 0
+        codes, ev, syn, sweeps, drives = np.zeros((K, B)), 0, 0, 0, S.T @ X
         for b in range(B):
-            r = gs.run({pop: {"drive": Bm[:, b]}}, tol=gs_tol)
+            r = gs.run({pop: {"drive": drives[:, b]}}, tol=gs_tol)
             codes[:, b] = r.codes[pop]
             ev, syn, sweeps = ev + r.events, syn + r.synops, sweeps + r.sweeps
         return codes, sweeps, {"events": ev, "synops": syn}
 
-    for gs_tol in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7):
+    for gs_tol in TOL_GRID:
         if within(solve_at(gs_tol)[0], G_star, tol).all():
             break
     name = f"atomspark Gauss-Seidel settle ({dtype} Gram, stop at max change {gs_tol:g})"
     return Method(name, lambda: solve_at(gs_tol), build_s, {"compile_s": compile_s})
 
 
-def sklearn_lasso(S, X, lam, G_star, tol, precompute: bool) -> Method:
-    """scikit-learn's coordinate descent at the loosest tol that reaches the tolerance."""
-    for sk_tol in (1e-4, 1e-5, 1e-6, 1e-8, 1e-10, 1e-12):
-        if within(lasso(S, X, lam, sk_tol, precompute), G_star, tol).all():
+def sklearn_lasso(S, X, lam, G_star, tol, dtype: str, gram=None, gram_s=None) -> Method:
+    """scikit-learn's coordinate descent in `dtype` at the loosest tol of TOL_GRID that reaches
+    the tolerance; gram: the Gram computed once per dictionary (float64; its set-up gram_s
+    seconds), or None."""
+    S_d = np.asfortranarray(S, dtype=dtype)  # per dictionary, like the engines' graphs
+
+    def fit(sk_tol):
+        return lasso(S_d, X.astype(dtype), lam, sk_tol, False if gram is None else gram)
+
+    for sk_tol in TOL_GRID:
+        if within(fit(sk_tol), G_star, tol).all():
             break
-    name = "precomputed Gram" if precompute else "no Gram"
-    return Method(f"scikit-learn Lasso CD ({name}, tol={sk_tol:g}, cold start)",
-                  lambda: (lasso(S, X, lam, sk_tol, precompute), None, {}))  # fmt: skip
+    name = "no Gram" if gram is None else "Gram given once per dictionary"
+    return Method(f"scikit-learn Lasso CD ({dtype}, {name}, tol={sk_tol:g}, cold start)",
+                  lambda: (fit(sk_tol), None, {}), gram_s)  # fmt: skip
 
 
-def fista_methods(S, G, Bm, lam, eta, G_star, tol) -> list[Method]:
+def fista_methods(S, X, G, lam, eta, G_star, tol) -> list[Method]:
     """Dense FISTA on the whole batch in lock-step, NumPy and torch on the CPU, for the
-    iterations the slowest sample needs."""
+    iterations the slowest sample needs (the drives S^T X computed in each timed solve)."""
     variants = {
-        "NumPy G @ Y": (lambda y: G @ y, Bm, np_soft, np.zeros_like, lambda g: g),
-        "NumPy S^T (S Y)": (lambda y: S.T @ (S @ y), Bm, np_soft, np.zeros_like, lambda g: g),
-    }
+        "NumPy G @ Y": (lambda y: G @ y, lambda: S.T @ X, np_soft, np.zeros_like, lambda g: g),
+        "NumPy S^T (S Y)": (lambda y: S.T @ (S @ y), lambda: S.T @ X, np_soft, np.zeros_like,
+                            lambda g: g),
+    }  # fmt: skip
     try:
         import torch
 
         torch.set_num_threads(1)
-        Gt, St, Bt = torch.from_numpy(G), torch.from_numpy(S), torch.from_numpy(Bm)
+        Gt, St, Xt = torch.from_numpy(G), torch.from_numpy(S), torch.from_numpy(X)
+
+        def Bt():
+            return St.T @ Xt
 
         def t_soft(v, th):
             return torch.sign(v) * torch.clamp(v.abs() - th, min=0.0)
@@ -214,10 +233,10 @@ def fista_methods(S, G, Bm, lam, eta, G_star, tol) -> list[Method]:
         print("torch unavailable: no torch FISTA rows")
     out = []
     for name, (mv, b0, soft, zl, to_np) in variants.items():
-        _, iters = fista_batch(mv, b0, lam, eta, 20000, soft, zl, G_star, tol)
+        _, iters = fista_batch(mv, b0(), lam, eta, 20000, soft, zl, G_star, tol)
 
         def solve(mv=mv, b0=b0, soft=soft, zl=zl, to_np=to_np, iters=iters):
-            g, _ = fista_batch(mv, b0, lam, eta, iters, soft, zl)
+            g, _ = fista_batch(mv, b0(), lam, eta, iters, soft, zl)
             return np.asarray(to_np(g)), iters, {}
 
         out.append(Method(f"dense FISTA {name} (batch lock-step)", solve))
@@ -259,12 +278,13 @@ def main() -> None:
     print(f"K={K}, d={p['d']}, batch {B}, nonzero per g*: {nnz.min()}-{nnz.max()}, "
           f"reference {t_ref:.1f} s")  # fmt: skip
     methods = [
-        engine_gauss_seidel(S, X, Bm, lam, G_star, tol, "float64"),
-        engine_gauss_seidel(S, X, Bm, lam, G_star, tol, "float32"),
+        engine_gauss_seidel(S, X, lam, G_star, tol, "float64"),
+        engine_gauss_seidel(S, X, lam, G_star, tol, "float32"),
         engine_jacobi(S, X, Bm, lam, eta, G_star, tol),
-        sklearn_lasso(S, X, lam, G_star, tol, False),
-        sklearn_lasso(S, X, lam, G_star, tol, True),
-        *fista_methods(S, G, Bm, lam, eta, G_star, tol),
+        sklearn_lasso(S, X, lam, G_star, tol, "float64"),
+        sklearn_lasso(S, X, lam, G_star, tol, "float32"),
+        sklearn_lasso(S, X, lam, G_star, tol, "float64", gram=G, gram_s=gram_s),
+        *fista_methods(S, X, G, lam, eta, G_star, tol),
     ]
     load_before = harness.load_average()
     for _ in range(rounds):  # interleaved: every method once per round

@@ -47,3 +47,46 @@ def test_no_unmeasured_speed_claim_survives():
     doc = (ROOT / "docs" / "performance.md").read_text()
     readme = (ROOT / "README.md").read_text()
     assert "1.45x" not in doc and "1.45×" not in readme and "104–183" not in readme
+
+
+def _vn_result(with_float32_peer: bool) -> dict:
+    def row(method, batch_s, setup_s=None):
+        return {"method": method, "batch_s": batch_s, "per_sample_ms": 1e3 * batch_s / 10,
+                "setup_s": setup_s}  # fmt: skip
+
+    rows = [
+        row("atomspark Gauss-Seidel settle (float64 Gram, stop at max change 0.0001)", 1.0, 7.0),
+        row("atomspark Gauss-Seidel settle (float32 Gram, stop at max change 0.0001)", 0.5, 7.0),
+        row("scikit-learn Lasso CD (float64, no Gram, tol=0.0003, cold start)", 3.5),
+        row("scikit-learn Lasso CD (float64, Gram given once per dictionary, tol=0.0003)", 5.0),
+        row("dense FISTA NumPy S^T (S Y) (batch lock-step)", 20.0),
+    ]
+    if with_float32_peer:
+        rows.append(row("scikit-learn Lasso CD (float32, no Gram, tol=0.0003, cold start)", 1.0))
+    return {"rows": rows, "batch": 10}
+
+
+def test_vn_targets_judge_each_precision_against_peers_of_its_own():
+    pt = _perf_table()
+    lines = pt.vn_targets(_vn_result(with_float32_peer=True))
+    f64 = [x for x in lines if "(float64 Gram) >= 3x" in x]
+    f32 = [x for x in lines if "(float32 Gram) >= 3x" in x]
+    assert f64 == [
+        "- VN, Gauss-Seidel (float64 Gram) >= 3x scikit-learn Lasso CD (float64, no Gram, "
+        "tol=0.0003, cold start): met (3.50x >= 3x)"
+    ]
+    assert len(f32) == 1 and "(float32, no Gram" in f32[0] and "missed (2.00x" in f32[0]
+    # float32 against float64 peers would read 7x "met": without a float32 peer, not judged
+    alone = pt.vn_targets(_vn_result(with_float32_peer=False))
+    f32 = [x for x in alone if "(float32 Gram)" in x]
+    assert f32 and all("not judged" in x and "met" not in x for x in f32)
+
+
+def test_vn_set_up_is_amortised_against_the_fastest_peer_of_the_same_precision():
+    pt = _perf_table()
+    lines = pt.vn_amortised(_vn_result(with_float32_peer=True))
+    assert len(lines) == 2
+    # float64: 7 s of set-up, 350 - 100 ms saved per sample: 28 samples to break even
+    assert "pays for itself after 28 samples" in lines[0] and "(float64, no Gram" in lines[0]
+    assert "pays for itself after 140 samples" in lines[1] and "(float32, no Gram" in lines[1]
+    assert "750 ms per sample with its set-up against 100 ms" in lines[1]
