@@ -16,7 +16,9 @@ are kept too. Reported: min and median per peer, peer / engine ratio of the medi
 range over the pairs, the 1-minute load average before and after (the machine is shared). A
 dense NumPy step (W @ s every step, float64, the whole run once) is the trivial baseline at 4000
 neurons. A synaptic event is one spike delivered along one synapse; events per second are set
-beside the single-thread memory bandwidth measured in the same run. --sizes runs only the named
+beside the single-thread memory bandwidth measured in the same run, and the engine's neuron
+sweep is also timed alone in every round (engine_floor.py), so that a run splits into its neuron
+part and its spike part. --sizes runs only the named
 network sizes and replaces only their entries in an existing result file.
 """
 
@@ -41,6 +43,7 @@ from atomspark.scenarios.runs.cuba import (  # noqa: E402
 )
 from atomspark.sim.engine import Engine  # noqa: E402
 from dense_cuba import run_dense  # noqa: E402
+from engine_floor import sweep_bytes_per_neuron, sweep_cpu_s  # noqa: E402
 from peer_brian2 import Brian2Peer  # noqa: E402
 from peer_nest import nest_cuba_run  # noqa: E402
 
@@ -72,6 +75,7 @@ class EnginePeer:
         self.setup_s, graph = harness.time_once(lambda: cuba_graph(net, dtype))
         self.engine = Engine(graph)
         self.compile_s, _ = harness.time_once(lambda: self.engine.run(1))  # cold Numba compile
+        sweep_cpu_s(self.engine, 1)  # compile the sweep-only loop
         self.name = f"atomspark engine (Numba, {dtype}, 1 thread)"
 
     def first_run(self, steps: int) -> float:
@@ -84,7 +88,8 @@ class EnginePeer:
         prof = self.engine.run(steps)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         return {"cpu_s": cpu, "wall_s": wall, "spikes": int(prof.events.sum()),
-                "synops": int(prof.synops.sum())}  # fmt: skip
+                "synops": int(prof.synops.sum()),
+                "sweep_cpu_s": sweep_cpu_s(self.engine, steps)}  # fmt: skip
 
 
 class NestPeer:
@@ -132,8 +137,19 @@ def peer_row(net: CubaNetwork, steps: int, peer, first_s: float, runs: list[dict
         "cpu_median_s": med,
         "wall_median_s": float(np.median([r["wall_s"] for r in runs])),
         "compile_flags": getattr(peer, "compile_flags", None),
+        **_sweep_floor(runs, getattr(peer, "dtype", None)),
         **_rates(net, steps, runs[-1]["spikes"], runs[-1]["synops"], med),
     }
+
+
+def _sweep_floor(runs: list[dict], dtype: str | None) -> dict:
+    """The engine's neuron sweep timed alone in each round (engine_floor.py): median CPU s and
+    the bytes it moves per neuron-step; nothing for the other peers."""
+    sweeps = [r["sweep_cpu_s"] for r in runs if r.get("sweep_cpu_s") is not None]
+    if not sweeps:
+        return {}
+    return {"sweep_cpu_s": sweeps, "sweep_cpu_median_s": float(np.median(sweeps)),
+            "sweep_bytes_per_neuron": sweep_bytes_per_neuron(dtype)}  # fmt: skip
 
 
 def dense_row(net: CubaNetwork, steps: int) -> dict:

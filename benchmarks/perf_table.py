@@ -165,6 +165,50 @@ def cuba_targets(res: dict) -> list[str]:
     return out
 
 
+def cuba_limits(res: dict) -> list[str]:
+    """Per missed CUBA target: how far, and where the engine's time goes (its neuron sweep timed
+    alone in the same rounds, bytes per neuron-step, time per synaptic event)."""
+    out = []
+    for name, size in res["sizes"].items():
+        n, steps = size["config"]["n"], size["steps"]
+        bw = size.get("memory_bandwidth", res.get("memory_bandwidth"))
+        rows = {r["simulator"]: r for r in size["rows"]}
+        for dtype, target in CUBA_TARGETS.items():
+            eng = _engine_key(size["ratios"], dtype)
+            key, brian = _brian_of(size["ratios"][eng], dtype)
+            if brian is None or brian["median"] >= target:
+                continue
+            e, b = rows[eng]["cpu_median_s"], rows[key]["cpu_median_s"]
+            line = (
+                f"- CUBA {name}, engine {dtype}: {brian['median']:.2f}x of the {target:g}x "
+                f"target; meeting it needs {_g(b / target)} s instead of {_g(e)} s "
+                f"({1 - b / target / e:.1%} less CPU time)."
+            )
+            sweep = rows[eng].get("sweep_cpu_median_s")
+            if sweep is not None:
+                per = sweep / (n * steps)
+                nbytes = rows[eng]["sweep_bytes_per_neuron"]
+                rest = e - sweep
+                line += (
+                    f" The neuron sweep alone takes {_g(sweep)} s ({sweep / e:.0%}): "
+                    f"{per * 1e9:.2f} ns per neuron-step, {nbytes} bytes per neuron-step read or "
+                    f"written ({_g(nbytes / per / 1e9)} GB/s; the {n:,} neurons' state is "
+                    f"{_g(n * nbytes / 2 / 1e6)} MB, single-thread copy bandwidth "
+                    f"{bw['copy_GBps']} GB/s); with no spike work at all the ratio would be "
+                    f"{b / sweep:.2f}x. The rest, {_g(rest)} s, lists "
+                    f"{rows[eng]['spikes']:,} spikes and delivers "
+                    f"{rows[eng]['synaptic_events']:,} synaptic events: "
+                    f"{rest / max(rows[eng]['synaptic_events'], 1) * 1e9:.2f} ns per event."
+                )
+            else:
+                line += (
+                    f" {e / (n * steps) * 1e9:.2f} ns per neuron-step including the spike work "
+                    f"(this result has no separate timing of the neuron sweep)."
+                )
+            out.append(line)
+    return out
+
+
 def vn_section(res: dict) -> list[str]:
     out = [
         f"### VN settle, K = {res['K']}, d = {res['d']}, batch {res['batch']} "
@@ -285,7 +329,12 @@ def render(folder: Path = RESULTS) -> str:
     else:
         lines += ["### VN settle", "", f"No committed result: {vn_path.name} is absent.", ""]
     lines += ["### Against the targets (computed from the same files)", ""]
-    lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else []) + ["", END]
+    lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else [])
+    limits = cuba_limits(cuba)
+    if limits:
+        lines += ["", "### Where a CUBA target is missed: distance and what limits it", ""]
+        lines += limits
+    lines += ["", END]
     return "\n".join(lines)
 
 

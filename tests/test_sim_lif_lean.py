@@ -97,13 +97,15 @@ def test_a_sample_without_bias_everywhere_takes_the_general_path():
     _assert_same((eng, eng.run(50, record_events=True)), _run(graph, 50, False))
 
 
-def test_flag_scan_lists_units_in_order():
-    flags = np.zeros(24, np.uint8)
-    on = [0, 7, 8, 15, 16, 23]
-    flags[on] = 1
-    idx, val = np.zeros(24, np.int64), np.zeros(24)
-    n = list_flagged(flags, idx, val)
-    assert n == len(on) and list(idx[:n]) == on and np.all(val[:n] == 1)
+@pytest.mark.parametrize("size", [24, 64, 136])  # tail words, whole groups, groups + tail
+def test_flag_scan_lists_units_in_order(size):
+    rng = np.random.default_rng(size)
+    for on in ([0, 7, 8, 15, 16, 23], sorted(rng.choice(size, 9, replace=False)), [size - 1], []):
+        flags = np.zeros(size, np.uint8)
+        flags[on] = 1
+        idx, val = np.zeros(size, np.int64), np.zeros(size)
+        n = list_flagged(flags, idx, val, len(on))
+        assert n == len(on) and list(idx[:n]) == list(on) and np.all(val[:n] == 1)
 
 
 def test_lean_must_be_a_bool():
