@@ -390,13 +390,13 @@ def test_checker_catches_unreadable_figures():
 
 @pytest.mark.torch
 def test_bench_plots_are_readable(tmp_path, checked):
-    """errors.png, examples.png and the VN atoms of a quick fn1d run (one seed: the title says
-    so), with the legends off the data and the titles."""
+    """errors.png, examples.png, the networks' curves and the VN atoms of a quick fn1d run (one
+    seed: the title says so), with the legends off the data and the titles."""
     pytest.importorskip("torch")
     from atomspark.scenarios.bench.runner import run_benchmark
 
     run_benchmark("fn1d", quick=True, out=tmp_path / "b", device="cpu", log=lambda _: None)
-    _assert_readable(checked, {"errors", "examples"})
+    _assert_readable(checked, {"errors", "examples", "curves"})
     import matplotlib.pyplot as plt
 
     assert not plt.get_fignums()

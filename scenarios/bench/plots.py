@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from atomspark.scenarios.bench.family import TASKS  # noqa: E402
-from atomspark.scenarios.bench.tables import TASK_TITLES  # noqa: E402
+from atomspark.scenarios.bench.tables import TASK_TITLES, config_key, config_text  # noqa: E402
 
 
 def plot_errors(results: dict, path: Path) -> Path:
@@ -114,6 +114,44 @@ def plot_vn_atoms(cells: list[dict], model: str, path: Path) -> Path:
     fig.colorbar(im, ax=a2, label="fraction of samples using the atom")
     fig.suptitle(f"{model}: code sparsity and atom use per split (seed {cell['seed']})")
     return _save(fig, path)
+
+
+def plot_curves(cells: list[dict], chosen: dict[str, str], path: Path) -> Path | None:
+    """The networks' validation score per epoch at the tuning seed, one line per configuration
+    tried (solid: the chosen one); None when no cell has curves."""
+    with_curves = [c for c in cells if c.get("curves", {}).get("val_score")]
+    if not with_curves:
+        return None
+    seed = min(c["seed"] for c in with_curves)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    colours = {}
+    for cell in sorted(with_curves, key=lambda c: (c["model"], config_key(c["config"]))):
+        if cell["seed"] != seed:
+            continue
+        model = cell["model"]
+        colour = colours.setdefault(model, f"C{len(colours)}")
+        is_chosen = chosen.get(model) == config_key(cell["config"])
+        val = cell["curves"]["val_score"]
+        grid = [{"config": c["config"]} for c in with_curves if c["model"] == model]
+        label = f"{model}: {config_text(cell['config'], grid)}" + (" (chosen)" if is_chosen else "")
+        ax.plot(
+            np.arange(1, len(val) + 1),
+            val,
+            color=colour,
+            lw=1.8 if is_chosen else 1.0,
+            ls="-" if is_chosen else ":",
+            label=label,
+        )
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation score (mean NMSE of the two tasks)")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"networks: validation score per epoch, seed {seed} (every configuration tried)")
+    handles, labels = ax.get_legend_handles_labels()
+    rows = (len(labels) + 1) // 2
+    fig.tight_layout(rect=(0, 0.07 * rows, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7)
+    return _save(fig, path, layout=False)
 
 
 def _save(fig, path: Path, layout: bool = True) -> Path:

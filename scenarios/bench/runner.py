@@ -17,7 +17,7 @@ from atomspark.networks.torch_path.device import select_device
 from atomspark.scenarios.bench.engine_check import engine_section
 from atomspark.scenarios.bench.evaluate import evaluate, example_inputs
 from atomspark.scenarios.bench.family import Family, override_sizes
-from atomspark.scenarios.bench.plots import plot_errors, plot_examples, plot_vn_atoms
+from atomspark.scenarios.bench.plots import plot_curves, plot_errors, plot_examples, plot_vn_atoms
 from atomspark.scenarios.bench.registry import get_family
 from atomspark.scenarios.bench.store import RunStore
 from atomspark.scenarios.bench.tables import aggregate, config_key, markdown
@@ -190,8 +190,10 @@ def write_outputs(out: Path, results: dict, family: Family, cells: list[dict]) -
     atomic_write_text(out / "results.json", json.dumps(results, indent=1))
     atomic_write_text(out / "results.md", markdown(results))
     chosen = {n: config_key(m["config"]) for n, m in results["models"].items()}
-    cells = [c for c in cells if chosen.get(c["model"]) == config_key(c["config"])]
     paths = [plot_errors(results, out / "errors.png")]
+    curves = plot_curves(cells, chosen, out / "curves.png")
+    paths += [curves] if curves is not None else []
+    cells = [c for c in cells if chosen.get(c["model"]) == config_key(c["config"])]
     if (out / "examples.json").exists():
         examples = json.loads((out / "examples.json").read_text())
         paths.append(

@@ -251,7 +251,7 @@ def _flat(config: dict) -> dict:
     return out
 
 
-def _config_text(config: dict, grid: list[dict]) -> str:
+def config_text(config: dict, grid: list[dict]) -> str:
     """The chosen values of the settings that vary over the model's grid ("-" for one config)."""
     flats = [_flat(g["config"]) for g in grid]
     chosen = _flat(config)
@@ -279,7 +279,7 @@ def model_lines(models: dict) -> list[str]:
                 f" ({stop_text(c['stopped'])})"
             )
         lines.append(
-            f"| {name} | {len(m['grid'])} | {_config_text(m['config'], m['grid'])} | {val} | "
+            f"| {name} | {len(m['grid'])} | {config_text(m['config'], m['grid'])} | {val} | "
             f"{m['params']}{ratio} | {m['train_s']['mean']:.1f} | "
             f"{m['infer_s_per_sample']['mean'] * 1e3:.3f} | {conv} |"
         )
