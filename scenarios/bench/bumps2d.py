@@ -162,7 +162,13 @@ class Bumps2dSizes(ProtocolSizes):
 def sizes(quick: bool) -> Bumps2dSizes:
     if quick:
         return Bumps2dSizes(
-            n_train=600, n_test=64, vn_epochs=2, vn_joint_epochs=1, max_epochs=4, conv_epochs=3
+            n_train=600,
+            n_test=64,
+            vn_epochs=2,
+            vn_joint_epochs=1,
+            vn_sweeps=3,
+            max_epochs=4,
+            conv_epochs=3,
         )
     return Bumps2dSizes()
 

@@ -166,7 +166,13 @@ class Fn1dSizes(ProtocolSizes):
 def sizes(quick: bool) -> Fn1dSizes:
     if quick:
         return Fn1dSizes(
-            n_train=500, n_test=64, vn_epochs=2, vn_joint_epochs=1, max_epochs=3, mamba_epochs=2
+            n_train=500,
+            n_test=64,
+            vn_epochs=2,
+            vn_joint_epochs=1,
+            vn_sweeps=3,
+            max_epochs=3,
+            mamba_epochs=2,
         )
     return Fn1dSizes()
 

@@ -15,7 +15,7 @@ from atomspark.scenarios.bench.vn_bench import VNBench, VNBenchConfig
 @dataclass(frozen=True)
 class ProtocolSizes:
     """Hyperparameters shared by every family (each family's sizes subclass this and may change
-    the defaults). vn_*: both VNs (layer 1) and the layered VN's top layer; max_epochs /
+    the defaults). vn_*: both VNs (layer 1) and the layered VN's top layer and settle; max_epochs /
     patience: the networks' epoch cap and early stopping; pca_components, dl_alpha, dl_epochs,
     smooth_width: the classical peers."""
 
@@ -27,6 +27,7 @@ class ProtocolSizes:
     vn_topk: int = 0
     vn_interface: int = 32
     vn_joint_epochs: int = 2
+    vn_sweeps: int = 20  # the layered settle's up/down sweeps (quick mode: fewer, for CI)
     max_epochs: int = 300
     patience: int = 40
     baseline_batch: int = 64
@@ -59,6 +60,7 @@ def layered_config(s: ProtocolSizes) -> VNBenchConfig:
         topk=s.vn_topk,
         interface=s.vn_interface,
         joint_epochs=s.vn_joint_epochs,
+        sweeps=s.vn_sweeps,
     )
 
 

@@ -116,7 +116,13 @@ class MnistCompSizes(ProtocolSizes):
 def sizes(quick: bool) -> MnistCompSizes:
     if quick:
         return MnistCompSizes(
-            n_train=600, n_test=40, vn_atoms=100, vn_epochs=1, vn_joint_epochs=1, max_epochs=2
+            n_train=600,
+            n_test=40,
+            vn_atoms=100,
+            vn_epochs=1,
+            vn_joint_epochs=1,
+            vn_sweeps=3,
+            max_epochs=2,
         )
     return MnistCompSizes()
 

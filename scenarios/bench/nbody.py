@@ -176,6 +176,7 @@ def sizes(quick: bool) -> NBodySizes:
             vn_atoms=64,
             vn_epochs=1,
             vn_joint_epochs=1,
+            vn_sweeps=3,
             max_epochs=2,
             hidden=32,
         )

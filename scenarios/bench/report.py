@@ -31,6 +31,7 @@ PROTOCOL_SEEDS = [0, 1, 2]
 PRINCIPAL_FILE = "principal.json"
 NOT_RUN = "Not run under the protocol yet"
 GRIDS = Path("docs/results/bench/grids")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def load_cells(folder: Path) -> list[dict]:
@@ -118,7 +119,35 @@ def section(results: dict) -> str:
     )
     body = markdown(results).split("\n", 2)[2].replace("\n## ", "\n#### ").lstrip("# ")
     summary = "\n".join(summary_lines(results))
-    return f"{head}\n\n{summary}\n\n#### {body.strip()}\n"
+    todo = "\n".join(completion_commands(results))
+    todo = f"\n\nTo run the missing cells:\n\n```bash\n{todo}\n```" if todo else ""
+    return f"{head}\n\n{summary}\n\n#### {body.strip()}{todo}\n"
+
+
+def completion_commands(results: dict) -> list[str]:
+    """The commands that run a family's missing cells: the tune grid for models without cells,
+    the seeds stage (grid written from the tuning cells, then swept) for the others."""
+    name = results["family"]
+    folder, grids = f"docs/results/bench/{name}", str(GRIDS)
+    lines = []
+    for m in results.get("missing_models", []):
+        own = f"{name}-{m.lower()}.toml"  # a model with a grid of its own (fn1d's Mamba)
+        if (REPO / GRIDS / own).exists():
+            lines.append(f"atomspark sweep {grids}/{own} --out {folder}/{m.lower()} --workers 1")
+        else:
+            lines.append(
+                f"atomspark sweep {grids}/{name}-tune.toml --out {folder}/tune --workers 1 "
+                f"--only '*{m}-*'"
+            )
+    partial = [m for m, e in results["models"].items() if len(e["seeds"]) < len(PROTOCOL_SEEDS)]
+    if partial:
+        lines += [
+            f"python -m atomspark.scenarios.bench.report --final-grid {folder} "
+            f"--models {','.join(partial)}",
+            f"for m in {' '.join(partial)}; do atomspark sweep {grids}/{name}-seeds/$m.toml "
+            f"--out {folder}/seeds/$m --workers 1; done",
+        ]
+    return lines
 
 
 def status_text(results: dict) -> str:
