@@ -135,6 +135,7 @@ def test_finished_cell_is_summarised_tabulated_and_plotted(tmp_path, monkeypatch
     assert len(row["activity_by_step"]) == 3 and 0.0 <= row["accuracy"] <= 1.0
     assert row["thresholds"]["outside_bounds"] == 0  # the homeostat clamps them
     assert f"| {name} | 2 |" in diagnosis.table(json.loads(out.read_text()))
+    assert diagnosis.reading(json.loads(out.read_text())).startswith(f"{name}: every threshold")
 
     # the tiny cell is not its grid's config (checks.py would leave it out): the format is tested
     monkeypatch.setattr(paper_tables, "split_results", lambda r: (r, [], []))

@@ -134,5 +134,34 @@ def table(diagnosis: dict) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def reading(diagnosis: dict) -> str:
+    """One sentence per model: whether the earlier rules would have acted on it, and why every
+    node stays active (generated, so every figure in it comes from the JSON)."""
+    out = []
+    for name, r in diagnosis["runs"].items():
+        t, p, c = r["thresholds"], r["positions"], r["thresholds_clamped"]
+        lo, hi = t["bounds"]
+        clamp = (
+            f"every threshold stayed inside [{lo:g}, {hi:g}] ({t['min']:.3f} - {t['max']:.3f}), "
+            "so the earlier clamp would not have acted on the final weights"
+            if t["outside_bounds"] == 0
+            else f"{t['outside_bounds']} thresholds lay outside [{lo:g}, {hi:g}] "
+            f"({t['min']:.3f} - {t['max']:.3f}); clamping them keeps "
+            f"{100 * c['same_decision']:.1f} % of the decisions"
+        )
+        floor = r["soft_threshold_floor"]
+        active = (
+            f"the soft threshold's floor {floor:.2f} is above the cutoff {r['cutoff']:g}, so "
+            "every node is active after every step, under either rule"
+            if floor > r["cutoff"]
+            else f"the soft threshold's floor {floor:.2g} is below the cutoff {r['cutoff']:g}"
+        )
+        out.append(
+            f"{name}: {clamp}; {p['projected']} of {p['n_nodes']} nodes are seen at the "
+            f"projection norm (their parameter left the ball); {active}."
+        )
+    return " ".join(out)
+
+
 if __name__ == "__main__":
     print(write() or f"no model under {MODELS} yet (paper.grid collect copies finished cells)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from atomspark.scenarios.paper.checks import split_results
 from atomspark.scenarios.paper.diagnosis import load_diagnosis
+from atomspark.scenarios.paper.diagnosis import reading as diagnosis_reading
 from atomspark.scenarios.paper.diagnosis import table as diagnosis_table
 from atomspark.scenarios.paper.figures import (  # noqa: F401  (MODELS, load_results: used by tests)
     LABELS,
@@ -333,7 +334,7 @@ def _followups(parts: list[str], results: dict, partial: dict, diagnosis: dict |
             "atomspark.scenarios.paper.diagnosis`, docs/results/rsgn/released_diagnosis.json; "
             "whole validation split): where the earlier rules would have acted on the final "
             "weights, the soft threshold's floor against the event cutoff, and the readout's "
-            "scale.\n\n" + diagnosis_table(diagnosis)
+            "scale.\n\n" + diagnosis_table(diagnosis) + "\n" + diagnosis_reading(diagnosis) + "\n"
         )
     table, miss = sparse_threshold_table(results, partial)
     parts.append(
