@@ -2,7 +2,8 @@
 integer unit with 8-bit W_h (sim/units/rsgn_fixed.py) and with W_h in two 8-bit parts
 (sim/units/rsgn_fixed_split.py), on the same validation sequences of the run's own task; float
 nodes with only W_h rounded (one shared exponent at 8 and 12 bits; 8 bits with one exponent per
-row) show which weight format the decisions need. Readout on the host in float from each run's
+row) and with only W (between nodes) in 8 bits (one exponent; one per target node) show which
+weight format the decisions need. Readout on the host in float from each run's
 final state, as benchmarks/rsgn_fixed_accuracy.py does.
 
     python benchmarks/rsgn_fixed_units.py RUN [RUN ...] [--samples N] [--out docs/results/rsgn_fixed]
@@ -25,7 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from atomspark.mapping.quantize import quantize_rsgn_graph
+import scipy.sparse as sp
+from atomspark.mapping.quantize import _dense_weights, quantize_rsgn_graph, quantize_weights
 from atomspark.networks.model_io import read_task
 from atomspark.networks.rsgn.model import load_model
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
@@ -33,11 +35,12 @@ from atomspark.networks.task_data import build_data
 from atomspark.networks.torch_path.config import validate_config
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.engine import Engine
-from atomspark.sim.graph import Graph, Population
+from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units.rsgn_fixed import ALPHA_FRAC, H_FRAC
 
 UNITS = ("rsgn_fixed", "rsgn_fixed_split")  # integer units, by their registered names
-ABLATIONS = ("w_h:8", "w_h:rows8", "w_h:12")  # float nodes, W_h alone rounded
+ABLATIONS = ("w_h:8", "w_h:rows8", "w_h:12", "w:8", "w:cols8")  # float nodes, W_h or W rounded
+W_ABLATIONS = ("w:8", "w:cols8")
 
 
 def round_w_h(weights: np.ndarray, spec: str) -> np.ndarray:
@@ -50,12 +53,34 @@ def round_w_h(weights: np.ndarray, spec: str) -> np.ndarray:
     return np.round(weights / step) * step
 
 
+def round_w(graph: Graph, per_target: bool = False) -> Graph:
+    """The float graph with W (between nodes) alone rounded to 8-bit mantissas: with the integer
+    units' one shared exponent (both units keep W so), or with one power-of-two exponent per
+    target node (per_target: each node would shift its own summed message)."""
+    pop, (proj,) = graph.populations[0], graph.projections
+    dense = _dense_weights(proj)  # (targets, sources)
+    if per_target:
+        top = np.abs(dense).max(axis=1, keepdims=True)
+        step = 2.0 ** np.ceil(np.log2(np.where(top > 0, top, 1.0) / 255.0))  # W >= 0: 0..255
+        rounded_dense = np.round(dense / step) * step
+    else:
+        w = quantize_weights(dense)
+        rounded_dense = w.mantissa * 2.0**w.weight_exp
+    sources = np.repeat(np.arange(proj.shape[1]), np.diff(proj.indptr))
+    targets = proj.indices.astype(np.int64)  # every stored synapse, as the integer graph keeps
+    values = rounded_dense[targets, sources]
+    rounded = sp.csr_matrix((values, (targets, sources)), shape=proj.shape)
+    return Graph([pop], [Projection(proj.source, proj.target, rounded)])
+
+
 def variant_graph(graph: Graph, name: str) -> Graph:
     """The float graph, one of the integer units (UNITS) or an ABLATIONS variant of it."""
     if name == "float":
         return graph
     if name in UNITS:
         return quantize_rsgn_graph(graph, split_w_h=name == "rsgn_fixed_split")
+    if name in W_ABLATIONS:
+        return round_w(graph, per_target=name == "w:cols8")
     pop = graph.populations[0]
     params = replace(pop.params, w_h=round_w_h(np.asarray(pop.params.w_h, float), name))
     return Graph([Population(pop.name, pop.size, params)], graph.projections)
@@ -136,7 +161,8 @@ def table(results: dict) -> str:
     head = (
         "| run | task | mode, N, d, K | epochs | samples | torch acc. % (all) | float acc. % "
         "| 8-bit W_h: acc. % / same class % | split W_h: acc. % / same class % "
-        "| float nodes, W_h alone in 8 bits / 8 bits per row / 12 bits: same class % "
+        "| float nodes, W_h alone in 8 bits / 8 bits per row / 12 bits; W alone in 8 bits / 8 "
+        "bits per target node: same class % "
         "| wraps / clips (8-bit, split) | chance % |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
@@ -144,7 +170,10 @@ def table(results: dict) -> str:
     for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
         acc, same = r["accuracy"], r["same_class_as_float"]
         units = [f"{100 * acc[u]:.1f} / {100 * same[u]:.1f}" for u in UNITS]
-        ablation = " / ".join(f"{100 * same[k]:.1f}" for k in ABLATIONS)
+        ablation = "; ".join(
+            " / ".join(f"{100 * same[k]:.1f}" if k in same else "-" for k in part)
+            for part in ([k for k in ABLATIONS if k not in W_ABLATIONS], W_ABLATIONS)
+        )
         overflow = ", ".join(f"{r['wraps'][u]} / {r['clips'][u]}" for u in UNITS)
         last = r["accuracy_torch_last_epoch"]
         torch = "-" if last is None else f"{100 * last:.1f}"
