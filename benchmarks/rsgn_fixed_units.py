@@ -1,13 +1,14 @@
 """Which integer RSGN unit keeps a trained model's decisions: the float event engine against the
-integer unit with 8-bit W_h (sim/units/rsgn_fixed.py) and with W_h in two 8-bit parts
-(sim/units/rsgn_fixed_split.py), on the same validation sequences of the run's own task; float
-nodes with only W_h rounded (one shared exponent at 8 and 12 bits; 8 bits with one exponent per
-row) and with only W (between nodes) in 8 bits (one exponent; one per target node) show which
-weight format the decisions need. Readout on the host in float from each run's
-final state, as benchmarks/rsgn_fixed_accuracy.py does.
+integer unit with 8-bit W_h (sim/units/rsgn_fixed.py), with W_h in two 8-bit parts
+(sim/units/rsgn_fixed_split.py), and the latter with W's exponent per target node
+(quantize_rsgn_graph(per_target_w=True)), on the same validation sequences of the run's own
+task; float nodes with only W_h rounded (one shared exponent at 8 and 12 bits; 8 bits with one
+exponent per row) and with only W (between nodes) in 8 bits (one exponent; one per target node)
+show which weight format the decisions need. Readout on the host in float from each run's final
+state, as benchmarks/rsgn_fixed_accuracy.py does.
 
     python benchmarks/rsgn_fixed_units.py RUN [RUN ...] [--samples N] [--out docs/results/rsgn_fixed]
-    python benchmarks/rsgn_fixed_units.py docs/results/rsgn/models/released/hierarchical-rsgn-seed42.npz
+    python benchmarks/rsgn_fixed_units.py docs/results/rsgn/models/released/<cell>.npz
     python benchmarks/rsgn_fixed_units.py --table      # the table in docs/lava.md
 
 Results accumulate in OUT/units.json, one row per run (--overwrite recomputes a run).
@@ -38,7 +39,13 @@ from atomspark.sim.engine import Engine
 from atomspark.sim.graph import Graph, Population, Projection
 from atomspark.sim.units.rsgn_fixed import ALPHA_FRAC, H_FRAC
 
-UNITS = ("rsgn_fixed", "rsgn_fixed_split")  # integer units, by their registered names
+# the integer variants: quantize_rsgn_graph's options (the registered units, and the split unit
+# with W's exponent per target node)
+UNITS = {
+    "rsgn_fixed": {},
+    "rsgn_fixed_split": {"split_w_h": True},
+    "split+per-target-w": {"split_w_h": True, "per_target_w": True},
+}
 ABLATIONS = ("w_h:8", "w_h:rows8", "w_h:12", "w:8", "w:cols8")  # float nodes, W_h or W rounded
 W_ABLATIONS = ("w:8", "w:cols8")
 
@@ -78,7 +85,7 @@ def variant_graph(graph: Graph, name: str) -> Graph:
     if name == "float":
         return graph
     if name in UNITS:
-        return quantize_rsgn_graph(graph, split_w_h=name == "rsgn_fixed_split")
+        return quantize_rsgn_graph(graph, **UNITS[name])
     if name in W_ABLATIONS:
         return round_w(graph, per_target=name == "w:cols8")
     pop = graph.populations[0]
@@ -160,27 +167,30 @@ def table(results: dict) -> str:
     """The Markdown table of every run in the results, with how and where they were measured."""
     head = (
         "| run | task | mode, N, d, K | epochs | samples | torch acc. % (all) | float acc. % "
-        "| 8-bit W_h: acc. % / same class % | split W_h: acc. % / same class % "
+        "| 8-bit W_h: acc. % / same class % | split W_h: acc. % / same class % | split W_h, W "
+        "with an exponent per target node: acc. % / same class % "
         "| float nodes, W_h alone in 8 bits / 8 bits per row / 12 bits; W alone in 8 bits / 8 "
         "bits per target node: same class % "
-        "| wraps / clips (8-bit, split) | chance % |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| wraps / clips (8-bit, split, split + per-target W) | chance % |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for name, r in sorted(results["runs"].items(), key=lambda kv: (kv[1]["task"], kv[0])):
         acc, same = r["accuracy"], r["same_class_as_float"]
-        units = [f"{100 * acc[u]:.1f} / {100 * same[u]:.1f}" for u in UNITS]
+        units = [f"{100 * acc[u]:.1f} / {100 * same[u]:.1f}" if u in acc else "-" for u in UNITS]
         ablation = "; ".join(
             " / ".join(f"{100 * same[k]:.1f}" if k in same else "-" for k in part)
             for part in ([k for k in ABLATIONS if k not in W_ABLATIONS], W_ABLATIONS)
         )
-        overflow = ", ".join(f"{r['wraps'][u]} / {r['clips'][u]}" for u in UNITS)
+        overflow = ", ".join(
+            f"{r['wraps'][u]} / {r['clips'][u]}" if u in r["wraps"] else "-" for u in UNITS
+        )
         last = r["accuracy_torch_last_epoch"]
         torch = "-" if last is None else f"{100 * last:.1f}"
         rows.append(
             f"| {name} | {r['task']} | {r['mode']}, {r['n_nodes']}, {r['d_hidden']}, "
             f"{r['n_steps']} | {r['epochs']} | {r['samples']} | {torch} | {100 * acc['float']:.1f} "
-            f"| {units[0]} | {units[1]} | {ablation} | {overflow} | {100 * r['chance']:.0f} |"
+            f"| {' | '.join(units)} | {ablation} | {overflow} | {100 * r['chance']:.0f} |"
         )
     dates = sorted(r["date"][:16] for r in results["runs"].values())
     machines = sorted({r["machine"] for r in results["runs"].values()})

@@ -356,12 +356,14 @@ def split_mantissas(weights, lo_shift: int) -> tuple[QuantizedWeights, np.ndarra
     return hi, lo
 
 
-def quantize_rsgn_graph(graph: Graph, split_w_h: bool = False) -> Graph:
+def quantize_rsgn_graph(graph: Graph, split_w_h: bool = False, per_target_w: bool = False) -> Graph:
     """A float RSGN graph (networks.rsgn_compile) -> the engine's integer RSGN graph
     (sim/units/rsgn_fixed.py): the projection W as 8-bit mantissas (weight_exp 0, the node shifts
     its summed message by m_shift), W_h as 8-bit mantissas, thresholds / alpha / gains in Q.12,
     states and biases in Q.10, 1/T as a 12-bit mantissa and shift. split_w_h: W_h as two 8-bit
-    mantissas, high and low part (sim/units/rsgn_fixed_split.py)."""
+    mantissas, high and low part (sim/units/rsgn_fixed_split.py). per_target_w: W's mantissas
+    with one exponent per target node (each node shifts by its own m_shift) instead of one for
+    the whole matrix, so a node whose incoming weights are all small keeps 8 bits of them."""
     from atomspark.sim.units import rsgn_fixed as rf
     from atomspark.sim.units import rsgn_fixed_split as rs
     from atomspark.sim.units.rsgn import RSGNNodeParams
@@ -378,9 +380,7 @@ def quantize_rsgn_graph(graph: Graph, split_w_h: bool = False) -> Graph:
             'only; quantize a model trained with model.threshold_rule = "sigmoid"'
         )
     qa, qh = 2.0**rf.ALPHA_FRAC, 2.0**rf.H_FRAC
-    w = quantize_weights(_dense_weights(proj))
-    if w.weight_exp > 0:
-        raise AtomsparkError("projection: weights above 255 need a left shift (not modelled)")
+    w_mant, m_shift = _node_weights(_dense_weights(proj), per_target_w)
     wh, wh_lo = split_mantissas(np.asarray(par.w_h, np.float64), rs.LO_SHIFT)
     if wh.weight_exp > 0:
         raise AtomsparkError("w_h: entries above 255 need a left shift (not modelled)")
@@ -398,7 +398,7 @@ def quantize_rsgn_graph(graph: Graph, split_w_h: bool = False) -> Graph:
         ln_gain=np.round(np.asarray(par.ln_gain) * qa).astype(np.int64),
         ln_bias=np.round(np.asarray(par.ln_bias) * qh).astype(np.int64),
         pool=par.pool,
-        m_shift=-w.weight_exp,
+        m_shift=m_shift,
         signal_gain=int(round(float(par.signal_gain) * qa)),
         inv_t_mant=inv_t_mant,
         inv_t_shift=inv_t_shift,
@@ -412,9 +412,26 @@ def quantize_rsgn_graph(graph: Graph, split_w_h: bool = False) -> Graph:
     n_tgt, n_src = proj.shape  # keep every stored synapse (zero mantissas included)
     sources = np.repeat(np.arange(n_src), np.diff(proj.indptr))
     targets = proj.indices.astype(np.int64)
-    mant = sp.csr_matrix((w.mantissa[targets, sources], (targets, sources)), shape=proj.shape)
+    mant = sp.csr_matrix((w_mant[targets, sources], (targets, sources)), shape=proj.shape)
     fixed_pop = Population(pop.name, pop.size, nodes)
     return Graph([fixed_pop], [Projection(proj.source, proj.target, mant)])
+
+
+def _node_weights(dense: np.ndarray, per_target: bool) -> tuple[np.ndarray, object]:
+    """W (targets, sources) as 8-bit mantissas and the right shift each node applies to its
+    summed message: one shift for all nodes, or (per_target) one per target node (its row)."""
+    from atomspark.sim.units.rsgn_fixed import MAX_M_SHIFT
+
+    rows = (
+        [quantize_weights(row, min_exp=-MAX_M_SHIFT) for row in dense]
+        if per_target
+        else [quantize_weights(dense)]
+    )
+    if max(q.weight_exp for q in rows) > 0:
+        raise AtomsparkError("projection: weights above 255 need a left shift (not modelled)")
+    if not per_target:
+        return rows[0].mantissa, -rows[0].weight_exp
+    return np.stack([q.mantissa for q in rows]), np.array([-q.weight_exp for q in rows], np.int64)
 
 
 def fixed_rsgn_state(alpha: np.ndarray, h: np.ndarray) -> dict[str, np.ndarray]:

@@ -27,14 +27,22 @@ MODES = {
 }
 
 
-def _graphs(mode: str, n: int = 24, d: int = 8, steps: int = 3, split: bool = False):
+# the integer variants: quantize_rsgn_graph's options (split W_h; W's exponent per target node)
+UNITS = {
+    "rsgn_fixed": {},
+    "rsgn_fixed_split": {"split_w_h": True},
+    "split-per-target-w": {"split_w_h": True, "per_target_w": True},
+}
+
+
+def _graphs(mode: str, n: int = 24, d: int = 8, steps: int = 3, unit: str = "rsgn_fixed"):
     cfg = rsgn.RSGNConfig(
         mode=mode, n_nodes=n, d_hidden=d, n_classes=3, n_steps=steps, **MODES[mode]
     )
     params = rsgn.init_params(cfg, seed=1)
     tokens = hierarchical_sequences(n=1, length=16, dim=cfg.d_in, n_classes=3, seed=1).tokens[0]
     graph = compile_rsgn_tokens(params, cfg, tokens)
-    return cfg, graph, quantize_rsgn_graph(graph, split_w_h=split)
+    return cfg, graph, quantize_rsgn_graph(graph, **UNITS[unit])
 
 
 def _engine_trace(graph, steps: int):
@@ -65,9 +73,9 @@ def test_fixed_point_tracks_the_float_unit(mode):
 
 
 @pytest.mark.lava
-@pytest.mark.parametrize("split", [False, True], ids=["rsgn_fixed", "rsgn_fixed_split"])
+@pytest.mark.parametrize("unit", list(UNITS))
 @pytest.mark.parametrize("mode", list(MODES))
-def test_engine_and_lava_fixed_point_are_bit_exact(mode, split):
+def test_engine_and_lava_fixed_point_are_bit_exact(mode, unit):
     pytest.importorskip("lava")
     from atomspark.mapping.lava.procs.rsgn_fixed_nodes import RSGNFixedNodes, process_kwargs
     from lava.magma.core.run_conditions import RunSteps
@@ -75,7 +83,7 @@ def test_engine_and_lava_fixed_point_are_bit_exact(mode, split):
     from lava.proc.monitor.process import Monitor
     from lava.proc.sparse.process import Sparse
 
-    cfg, _, fixed = _graphs(mode, split=split)
+    cfg, _, fixed = _graphs(mode, unit=unit)
     steps = cfg.n_steps + 1
     pop, proj = fixed.populations[0], fixed.projections[0]
     d = pop.params.width
@@ -113,7 +121,7 @@ def test_engine_and_lava_fixed_point_are_bit_exact(mode, split):
 BUNDLE_STEPS = 6
 
 
-def _bundle_graph(mode: str, split: bool = False):
+def _bundle_graph(mode: str, unit: str = "rsgn_fixed"):
     """A quantised RSGN with nodes that wake and fall silent (varied thresholds, sparse mode) and
     stored synapses whose mantissa is 0 (they still wake their target under the event rule)."""
     cfg = rsgn.RSGNConfig(mode=mode, n_nodes=16, d_hidden=4, d_in=4, n_classes=3, **MODES[mode])
@@ -123,13 +131,13 @@ def _bundle_graph(mode: str, split: bool = False):
     if mode == "sparse":
         params.edge_affinity.data[::5] = 0.0
     graph = compile_rsgn_tokens(params, cfg, rng.standard_normal((6, 4)))
-    return quantize_rsgn_graph(graph, split_w_h=split)
+    return quantize_rsgn_graph(graph, **UNITS[unit])
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["rsgn_fixed", "rsgn_fixed_split"])
+@pytest.mark.parametrize("unit", list(UNITS))
 @pytest.mark.parametrize("mode", list(MODES))
-def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, split, tmp_path):
-    fixed = _bundle_graph(mode, split)
+def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, unit, tmp_path):
+    fixed = _bundle_graph(mode, unit)
     out = export_lava(fixed, tmp_path / "bundle")
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["select_tag"] == "fixed_pt"
@@ -159,13 +167,13 @@ def test_bundle_reference_and_graph_equal_the_engine_integer_run(mode, split, tm
 
 
 @pytest.mark.lava
-@pytest.mark.parametrize("split", [False, True], ids=["rsgn_fixed", "rsgn_fixed_split"])
+@pytest.mark.parametrize("unit", list(UNITS))
 @pytest.mark.parametrize("mode", list(MODES))
-def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode, split, tmp_path):
+def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode, unit, tmp_path):
     pytest.importorskip("lava")
     from atomspark.mapping.lava.export import verify_lava
 
-    out = export_lava(_bundle_graph(mode, split), tmp_path / "bundle")
+    out = export_lava(_bundle_graph(mode, unit), tmp_path / "bundle")
     report = verify_lava(out, BUNDLE_STEPS)
     assert report.arithmetic == "fixed" and report.tolerance == 0.0 and report.passed
     assert set(report.lava_vs_engine) == {
@@ -178,13 +186,13 @@ def test_fixed_point_bundle_on_lava_equals_reference_and_engine_bit_for_bit(mode
 
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("suppressed", ["all", "half"])
-@pytest.mark.parametrize("split", [False, True], ids=["8-bit-w_h", "split-w_h"])
-def test_float_and_fixed_agree_on_which_nodes_are_silent(mode, suppressed, split):
+@pytest.mark.parametrize("unit", list(UNITS))
+def test_float_and_fixed_agree_on_which_nodes_are_silent(mode, suppressed, unit):
     """Thresholds of 50 put a node's soft threshold at sigmoid(-50 / T) ~ 1e-22: in float such
     nodes stay silent after the ignition. The integer unit must silence the same nodes at every
     step (it once floored the activation at one Q.12 LSB with a one-LSB pool epsilon, which
     normalised a pool of suppressed nodes to alpha ~ 1: every node fired every step). Both
-    integer units (8-bit and split W_h)."""
+    integer variants."""
     cfg = rsgn.RSGNConfig(mode=mode, n_nodes=24, d_hidden=8, n_classes=3, n_steps=3, **MODES[mode])
     params = rsgn.init_params(cfg, seed=1)
     high = np.arange(cfg.n_nodes) % 2 == 0 if suppressed == "half" else np.ones(cfg.n_nodes, bool)
@@ -192,7 +200,7 @@ def test_float_and_fixed_agree_on_which_nodes_are_silent(mode, suppressed, split
     tokens = hierarchical_sequences(n=1, length=16, dim=cfg.d_in, n_classes=3, seed=1).tokens[0]
     graph = compile_rsgn_tokens(params, cfg, tokens)
     a_f, _, prof_f = _engine_trace(graph, cfg.n_steps + 1)
-    a_q, _, prof_q = _engine_trace(quantize_rsgn_graph(graph, split_w_h=split), cfg.n_steps + 1)
+    a_q, _, prof_q = _engine_trace(quantize_rsgn_graph(graph, **UNITS[unit]), cfg.n_steps + 1)
     on_f, on_q = a_f[1:] > cfg.cutoff, a_q[1:] > int(np.floor(cfg.cutoff * 4096))
     assert not np.any(on_f[:, high])  # the float model silences them ...
     assert np.array_equal(on_f, on_q)  # ... and so does the integer one, step by step

@@ -8,10 +8,11 @@ Number formats (all int64 holding Loihi words; |state| saturates at 2**23 - 1, a
   alpha, a, thresholds, cutoff, signal gain, LayerNorm gain     Q.12  (4096 = 1.0)
   h, h_new, payloads x = alpha h, b_h, LayerNorm bias           Q.10  (1024 = 1.0)
   received message m_raw = sum_i W_mant[i, j] x_i (graded Sparse, weight_exp 0): int32 port,
-  wraps; the node shifts it right by m_shift to Q.10 (W = W_mant 2**-m_shift).
+  wraps; node j shifts it right by its m_shift_j to Q.10 (W[:, j] = W_mant[:, j] 2**-m_shift_j: one
+  exponent for the whole W, or one per target node, which a programmable neuron applies alike).
 
 Per node j and step (the float unit's equations, sim/units/rsgn.py, in integers):
-  m      = wrap32(m_raw) >> m_shift                                   (per component)
+  m      = wrap32(m_raw) >> m_shift_j                                 (per component)
   h_new  = sat24(((m @ Wh_mant) >> wh_shift) + b_h)                    8-bit W_h mantissas
   norm   = isqrt(sum h_new^2)                                          bit-serial square root
   s      = alpha + ((gain norm) >> 10) - theta;  u = (s invT_mant) >> invT_shift   (s / T)
@@ -63,6 +64,7 @@ LUT_BITS = 24  # sigmoid table entries in Q.24
 EXP2_SIZE, EXP2_BITS = 64, 23  # 2**((k + 0.5) / 64) in Q.23, k in [0, 64)
 LOG2E_Q16 = 94548  # round(log2(e) 2**16)
 INHIBITION_EPS = 1099512  # round(1e-6 2**40): the released code's pool epsilon, in Q.40
+MAX_M_SHIFT = 31  # a right shift of the 32-bit message by more leaves only its sign
 DIV_BITS = 50  # the pool division keeps numerator and denominator below 2**50 (no overflow)
 PRE_SHIFT = PRE_FRAC - ALPHA_FRAC  # Q.40 -> Q.12
 RD_SHIFT = 24  # 1/d as round(2**24 / d)
@@ -128,12 +130,12 @@ def _sat(v):
 
 
 @njit(cache=True)
-def node_update(m_row, received, alpha_j, h_row, theta, wh, wh_shift, bh, lng, lnb, consts, lut,
-                event_rule, hn):  # fmt: skip
+def node_update(m_row, received, alpha_j, h_row, theta, m_shift, wh, wh_shift, bh, lng, lnb, consts,
+                lut, event_rule, hn):  # fmt: skip
     """One node's integer update (module docstring) up to the pool: writes h_row in place and
     returns (a in Q.40, wraps, clips). m_row: the raw summed message; hn: scratch (d,)."""
-    m_shift, gain, inv_t_mant, inv_t_shift, cutoff, ln_eps, rd = (
-        consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6])  # fmt: skip
+    gain, inv_t_mant, inv_t_shift, cutoff, ln_eps, rd = (
+        consts[0], consts[1], consts[2], consts[3], consts[4], consts[5])  # fmt: skip
     d = h_row.size
     wraps = 0
     clips = 0
@@ -203,8 +205,9 @@ def pool_normalise(a, pool_sum, pool_size):
 
 
 @njit(cache=True)
-def population_step(m, received, alpha, h, a_pre, pool_sum, thresholds, wh, wh_shift, bh, lng,
-                    lnb, consts, lut, event_rule, pool_indptr, pool_indices, pool_size):  # fmt: skip
+def population_step(m, received, alpha, h, a_pre, pool_sum, thresholds, m_shift, wh, wh_shift, bh,
+                    lng, lnb, consts, lut, event_rule, pool_indptr, pool_indices,
+                    pool_size):  # fmt: skip
     """Every node's update in index order, for callers without ring buffers (Lava's
     ProcessModel): (wraps, clips, pool messages). In sparse mode an unvisited node has alpha 0,
     h 0 and no input, so updating it leaves it at 0: this equals the engine's kernel."""
@@ -213,8 +216,8 @@ def population_step(m, received, alpha, h, a_pre, pool_sum, thresholds, wh, wh_s
     wraps = 0
     clips = 0
     for j in range(n):
-        a, w, c = node_update(m[j], received[j], alpha[j], h[j], thresholds[j], wh, wh_shift, bh,
-                              lng, lnb, consts, lut, event_rule, hn)  # fmt: skip
+        a, w, c = node_update(m[j], received[j], alpha[j], h[j], thresholds[j], m_shift[j], wh,
+                              wh_shift, bh, lng, lnb, consts, lut, event_rule, hn)  # fmt: skip
         a_pre[j] = a
         wraps += w
         clips += c
@@ -224,7 +227,7 @@ def population_step(m, received, alpha, h, a_pre, pool_sum, thresholds, wh, wh_s
             for k in range(pool_indptr[j], pool_indptr[j + 1]):
                 pool_sum[pool_indices[k]] += a_pre[j]
             sent += pool_indptr[j + 1] - pool_indptr[j]
-    cutoff = consts[4]
+    cutoff = consts[3]
     for j in range(n):
         v = pool_normalise(a_pre[j], pool_sum[j], pool_size[j])
         if event_rule and v <= cutoff:
@@ -258,7 +261,8 @@ def step_nodes(
     bundle's NumPy reference). Returns (wraps, clips, pool messages)."""
     zeros = np.zeros_like(alpha)
     return population_step(
-        m, received, alpha, h, zeros, zeros.copy(), k["thresholds"], k["wh"], k["wh_shift"],
+        m, received, alpha, h, zeros, zeros.copy(), k["thresholds"], k["m_shift"], k["wh"],
+        k["wh_shift"],
         k["bh"], k["lng"], k["lnb"], k["consts"], k["lut"], bool(event_rule), k["pool_indptr"],
         k["pool_indices"], k["pool_size"],
     )  # fmt: skip
@@ -273,12 +277,13 @@ def emitted_payloads(alpha: np.ndarray, h: np.ndarray, cutoff: int) -> np.ndarra
 
 @njit(cache=True)
 def rsgn_fixed_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, h, a_pre, pool_sum,
-                    ignited, thresholds, wh, wh_shift, bh, lng, lnb, consts, lut, event_rule,
+                    ignited, thresholds, m_shift, wh, wh_shift, bh, lng, lnb, consts, lut,
+                    event_rule,
                     pool_indptr, pool_indices, pool_size, emit_idx, emit_val):  # fmt: skip
     """The engine's kernel: the nodes of this slot (sparse: touched or pending; published: all),
     same three passes as kernels_rsgn.rsgn_step. Returns (updates, events, active, wraps,
     clips); the first call only emits the ignition."""
-    cutoff = consts[4]
+    cutoff = consts[3]
     n_nodes, d = h.shape
     if ignited[0] == 0:
         ignited[0] = 1
@@ -304,8 +309,9 @@ def rsgn_fixed_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, 
         j = work[jj]
         received = tflag[slot, j] != 0
         tflag[slot, j] = 0
-        a, w, c = node_update(ring[0, slot, j], received, alpha[j], h[j], thresholds[j], wh,
-                              wh_shift, bh, lng, lnb, consts, lut, event_rule, hn)  # fmt: skip
+        a, w, c = node_update(ring[0, slot, j], received, alpha[j], h[j], thresholds[j],
+                              m_shift[j], wh, wh_shift, bh, lng, lnb, consts, lut, event_rule,
+                              hn)  # fmt: skip
         for r in range(d):
             ring[0, slot, j, r] = 0
         a_pre[j] = a
@@ -360,7 +366,8 @@ def _int_array(label: str, value, shape) -> np.ndarray:
 class RSGNFixedParams(UnitParams):
     """Integer RSGN nodes (formats in the module docstring): thresholds (N,) Q.12; w_h_mant (d, d)
     8-bit mantissas with w_h_shift; b_h, ln_bias (d,) Q.10; ln_gain (d,) Q.12; m_shift: right
-    shift of the raw message to Q.10; signal_gain Q.12; inv_t_mant / inv_t_shift: 1/T; cutoff
+    shift of the raw message to Q.10, one for every node or (N,) one per node (W's exponent per
+    target node); signal_gain Q.12; inv_t_mant / inv_t_shift: 1/T; cutoff
     Q.12; layer_norm_eps Q.20 (>= 1); pool (N, N) 0/1; alpha_init (N,) Q.12; h_init (N, d) Q.10."""
 
     thresholds: object
@@ -370,7 +377,7 @@ class RSGNFixedParams(UnitParams):
     ln_gain: object
     ln_bias: object
     pool: object
-    m_shift: int
+    m_shift: object
     signal_gain: int
     inv_t_mant: int
     inv_t_shift: int
@@ -409,8 +416,11 @@ class RSGNFixedParams(UnitParams):
         for key in ("b_h", "ln_gain", "ln_bias"):
             _int_array(f"{name}.{key}", getattr(self, key), (d,))
         _int_array(f"{name}.thresholds", self.thresholds, (size,))
-        for key in ("w_h_shift", "m_shift", "inv_t_shift"):
+        for key in ("w_h_shift", "inv_t_shift"):
             require_int(f"{name}.{key}", getattr(self, key), 0)
+        shifts = _int_array(f"{name}.m_shift", self.m_shift, (size,))
+        if shifts.min(initial=0) < 0 or shifts.max(initial=0) > MAX_M_SHIFT:
+            raise AtomsparkError(f"{name}.m_shift: shifts must lie in [0, {MAX_M_SHIFT}]")
         require_int(f"{name}.inv_t_mant", self.inv_t_mant, 1)
         require_int(f"{name}.signal_gain", self.signal_gain, 0)
         require_int(f"{name}.layer_norm_eps", self.layer_norm_eps, 1)
@@ -430,10 +440,11 @@ class RSGNFixedParams(UnitParams):
         indptr, indices, pool_size = _pool_fan_out("pool", self.pool, n)
         d = self.width
         consts = np.array(
-            [self.m_shift, self.signal_gain, self.inv_t_mant, self.inv_t_shift, self.cutoff,
+            [self.signal_gain, self.inv_t_mant, self.inv_t_shift, self.cutoff,
              self.layer_norm_eps, int(round(2**RD_SHIFT / d))], np.int64)  # fmt: skip
         return {
             "thresholds": _int_array("thresholds", self.thresholds, (n,)),
+            "m_shift": _int_array("m_shift", self.m_shift, (n,)),
             "wh": _int_array("w_h_mant", self.w_h_mant, (d, d)),
             "wh_shift": int(self.w_h_shift),
             "bh": _int_array("b_h", self.b_h, (d,)),
@@ -478,7 +489,8 @@ def _update(slot, buf, args):
 def _args(par: RSGNFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
     k = par.kernel_arrays
     return (st["alpha"], st["h"], st["a_pre"], st["pool_sum"], st["ignited"], k["thresholds"],
-            k["wh"], k["wh_shift"], k["bh"], k["lng"], k["lnb"], k["consts"], k["lut"],
+            k["m_shift"], k["wh"], k["wh_shift"], k["bh"], k["lng"], k["lnb"], k["consts"],
+            k["lut"],
             bool(par.event_rule), k["pool_indptr"], k["pool_indices"], k["pool_size"])  # fmt: skip
 
 

@@ -55,11 +55,12 @@ def _pool(a: np.ndarray, k: dict) -> tuple[np.ndarray, int]:
 def reference_step(alpha, h, m, received, k: dict, event_rule: bool) -> tuple:
     """One update of every node from the raw summed messages m (N, d) and received flags (N,),
     with kernel_arrays `k`: returns (alpha, h, wraps, clips, pool messages), new arrays."""
-    m_shift, gain, inv_t_mant, inv_t_shift, cutoff, ln_eps, rd = (int(c) for c in k["consts"])
+    gain, inv_t_mant, inv_t_shift, cutoff, ln_eps, rd = (int(c) for c in k["consts"])
     alpha, h, m = (np.asarray(x, np.int64) for x in (alpha, h, m))
     wrapped = wrap_signed(m, 32)
     wraps = int(np.count_nonzero(wrapped != m))
-    h_new, clipped = _saturate(((wrapped >> m_shift) @ k["wh"] >> k["wh_shift"]) + k["bh"])
+    shifted = wrapped >> k["m_shift"][:, None]  # each node's own shift
+    h_new, clipped = _saturate((shifted @ k["wh"] >> k["wh_shift"]) + k["bh"])
     clips = int(np.count_nonzero(clipped))
     norm = _isqrt(np.sum(h_new * h_new, axis=1))
     s = alpha + ((gain * norm) >> rf.H_FRAC) - k["thresholds"]
