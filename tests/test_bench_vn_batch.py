@@ -1,6 +1,7 @@
 """The VN batch benchmark's peers on a small instance: every solver picks its stopping rule as
 the loosest of one shared grid that reaches the tolerance, scikit-learn runs in both
-precisions and on the Gram given once per dictionary, and every row meets the tolerance."""
+precisions and on the Gram given once per dictionary, FISTA restarts its momentum, and every
+row meets the tolerance."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def test_peers_share_one_grid_and_meet_the_tolerance(bench):
         bench.sklearn_lasso(S, X, lam, G_star, tol, "float32"),
         bench.sklearn_lasso(S, X, lam, G_star, tol, "float64", gram=G, gram_s=0.25),
     ]
+    fista = bench.fista_methods(S, X, G, lam, p["eta"], G_star, tol)
     names = [m.name for m in methods]
     assert "(float32, no Gram" in names[2] and "Gram given once per dictionary" in names[3]
     assert methods[3].setup_s == 0.25 and methods[1].setup_s is None
@@ -50,6 +52,9 @@ def test_peers_share_one_grid_and_meet_the_tolerance(bench):
         m.timed()
         codes = m.last[0]
         assert codes.shape == G_star.shape and bench.within(codes, G_star, tol).all(), m.name
+    for m in fista:  # adaptive-restart FISTA, NumPy (and torch where present)
+        m.timed()
+        assert "adaptive restart" in m.name and bench.within(m.last[0], G_star, tol).all()
     # the loosest of the grid: what the shared grid gives scikit-learn in float64
     sk = _loosest_meeting(bench, lambda t: bench.lasso(S, X, lam, t), G_star, tol)
     assert f"tol={sk:g}," in names[1]
