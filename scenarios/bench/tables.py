@@ -274,9 +274,11 @@ def model_lines(models: dict) -> list[str]:
         conv = "-"
         if "curves" in m:
             c = m["curves"]
+            train = m["config"].get("train", {})
+            schedule = "plateau halving" if "plateau" in train else "cosine"
             conv = (
                 f"{'/'.join(map(str, c['best_epoch']))} / {'/'.join(map(str, c['epochs_run']))}"
-                f" ({stop_text(c['stopped'])})"
+                f" ({stop_text(c['stopped'])}; {schedule}, cap {train.get('epochs')})"
             )
         lines.append(
             f"| {name} | {len(m['grid'])} | {config_text(m['config'], m['grid'])} | {val} | "
