@@ -44,7 +44,7 @@ from atomspark.scenarios.runs.cuba import (  # noqa: E402
 from atomspark.sim.engine import Engine  # noqa: E402
 from dense_cuba import run_dense  # noqa: E402
 from engine_floor import sweep_bytes_per_neuron, sweep_cpu_s  # noqa: E402
-from peer_brian2 import Brian2Peer  # noqa: E402
+from peer_brian2 import Brian2Peer, without_step_clock  # noqa: E402
 from peer_nest import nest_cuba_run  # noqa: E402
 
 SIZES = {  # name: (config, biological seconds); --sizes picks them by neuron count
@@ -167,8 +167,9 @@ def dense_row(net: CubaNetwork, steps: int) -> dict:
 
 
 def make_peers(net: CubaNetwork, steps: int) -> tuple[list, list[str]]:
-    """The engine and Brian2 cpp_standalone in float64 and float32, and NEST (each peer that
-    cannot run here is reported as missing with the reason). The engines come first."""
+    """The engine and Brian2 cpp_standalone in float64 and float32, NEST, and each Brian2 build's
+    twin without its per-step clock() call (each peer that cannot run here is reported as
+    missing with the reason). The engines come first."""
     peers = [EnginePeer(net, "float64"), EnginePeer(net, "float32")]
     missing = []
     makers = [lambda: Brian2Peer(net, steps, "float64"), lambda: Brian2Peer(net, steps, "float32"),
@@ -179,6 +180,11 @@ def make_peers(net: CubaNetwork, steps: int) -> tuple[list, list[str]]:
         except Exception as exc:  # noqa: BLE001 - say why the peer is missing, keep the rest
             missing.append(f"{type(exc).__name__}: {exc}")
             print(f"peer unavailable: {missing[-1]}")
+    for brian in [p for p in peers if isinstance(p, Brian2Peer)]:  # peer_brian2.py: why
+        try:
+            peers.append(without_step_clock(brian))
+        except Exception as exc:  # noqa: BLE001 - the as-built peer stays
+            missing.append(f"{brian.name} without its per-step clock: {exc}")
     return peers, missing
 
 

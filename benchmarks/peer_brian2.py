@@ -6,11 +6,19 @@ its own folder with Brian2's default compiler flags (prefs.codegen.cpp.extra_com
 the next precision can be built in the same process. Each timed run executes the built binary
 directly and reads back Brian2's own main-loop CPU time (results/last_run_info.txt, std::clock,
 one thread: OpenMP off) and the spike monitor's array of neuron indices.
+
+Brian2's generated main loop also reads the process CPU clock (std::clock(), a system call: about
+0.6 us on this machine) after every step, for its maximum_run_time check, whether or not a
+maximum is set. `without_step_clock` makes a twin of a built peer whose loop reads it once,
+after the loop: the same simulation without that instrumentation, so that the share of Brian2's
+time it takes is measured rather than guessed.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -66,3 +74,37 @@ class Brian2Peer:
         out_deg = np.bincount(self.net.pre, minlength=self.net.config.n)
         return {"cpu_s": float(run_time), "wall_s": wall, "spikes": int(fired.size),
                 "synops": int(out_deg[fired].sum())}  # fmt: skip
+
+
+STEP_CLOCK = (
+    "        current = std::clock();\n"
+    "        elapsed_realtime = (double)(current - start)/(1 * CLOCKS_PER_SEC);\n"
+)
+LOOP_END = "    Network::_globally_running = false;\n"
+
+
+def drop_step_clock(network_cpp: str) -> str:
+    """network.cpp with the per-step clock read moved after the main loop (the loop's elapsed
+    time is then read once; nothing else changes)."""
+    if network_cpp.count(STEP_CLOCK) != 1 or network_cpp.count(LOOP_END) != 1:
+        raise RuntimeError("Brian2's network.cpp has no single per-step std::clock() read to move")
+    return network_cpp.replace(STEP_CLOCK, "").replace(LOOP_END, STEP_CLOCK + LOOP_END)
+
+
+def without_step_clock(peer: Brian2Peer) -> Brian2Peer:
+    """A twin of a built peer in its own folder whose main loop reads the CPU clock once (only
+    network.cpp is rebuilt, with the same flags)."""
+    t0 = time.perf_counter()
+    twin = copy.copy(peer)
+    twin.workdir = peer.workdir + "_no_step_clock"
+    shutil.copytree(peer.workdir, twin.workdir)
+    twin.results = os.path.join(twin.workdir, "results", "")
+    path = os.path.join(twin.workdir, "network.cpp")
+    with open(path) as fh:
+        src = drop_step_clock(fh.read())
+    with open(path, "w") as fh:
+        fh.write(src)
+    subprocess.run(["make", "-s"], cwd=twin.workdir, check=True, stdout=subprocess.DEVNULL)
+    twin.compile_s = time.perf_counter() - t0
+    twin.name = f"{peer.name}, no per-step clock() call"
+    return twin

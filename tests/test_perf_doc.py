@@ -90,3 +90,21 @@ def test_vn_set_up_is_amortised_against_the_fastest_peer_of_the_same_precision()
     assert "pays for itself after 28 samples" in lines[0] and "(float64, no Gram" in lines[0]
     assert "pays for itself after 140 samples" in lines[1] and "(float32, no Gram" in lines[1]
     assert "750 ms per sample with its set-up against 100 ms" in lines[1]
+
+
+def test_cuba_targets_judge_the_brian2_build_and_report_its_clock_free_twin_apart():
+    pt = _perf_table()
+    eng = "atomspark engine (Numba, float64, 1 thread)"
+    built = "Brian2 2.9.0 cpp_standalone (float64, 1 thread)"
+    twin = f"{built}, {pt.STEP_CLOCK_TWIN}"
+
+    def q(x):
+        return {"median": x, "pair_min": x - 0.1, "pair_max": x + 0.1}
+
+    size = {"ratios": {eng: {twin: q(1.8), built: q(2.1)},
+                       eng.replace("float64", "float32"): {}},
+            "rows": [{"simulator": s, "rate_hz": 5.8} for s in (eng, built, twin)]}  # fmt: skip
+    lines = pt.cuba_targets({"sizes": {"4000 / 2 %": size}})
+    assert "engine float64 >= 2x Brian2 cpp_standalone in float64: met (2.10x" in lines[0]
+    assert lines[1].startswith("  - against the same Brian2 build without the clock()")
+    assert "1.80x" in lines[1]
