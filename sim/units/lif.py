@@ -124,10 +124,12 @@ class LIFFixedParams(UnitParams):
 
 # --- the unit-model declaration (sim/unit_model.py): kernel adapter, arguments, registration ---
 # buf: unit_model.Buffers; every general kernel takes bookkeeping(buf), then its own arguments,
-# then the two emit buffers.
+# then the two emit buffers. The adapters are inlined into the run loop (Numba IR inlining):
+# called, each step paid for passing the two named tuples of arrays (measured on CUBA at 4000
+# neurons in float32: ~15 % of the run).
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lif_update(slot, buf, args):
     n, n_emit = kl.lif_float_step(slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val)
     return n, n_emit, buf.pcount[0], 0, 0
@@ -146,7 +148,7 @@ class LeanLIFArgs(NamedTuple):
     flags: np.ndarray  # uint8 spike flags, padded to a multiple of 8
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lif_lean_update(slot, buf, args):
     n_emit = kll.lif_lean_step(
         slot, buf.ring, args.u, args.u2, args.v, args.refr, args.bias, args.consts,
@@ -158,7 +160,7 @@ def _lif_lean_update(slot, buf, args):
     return n, n_emit, n, 0, 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lif_direct_update(slot, buf, args):
     n_emit = kll.lif_direct_step(
         args.u, args.u2, args.v, args.refr, args.bias, args.consts, args.refractory, args.flags,
@@ -177,7 +179,7 @@ def _lif_direct_channels(args: LeanLIFArgs) -> list[tuple[np.ndarray, float]]:
     return [(args.u, ku), (args.u2, ku2)] if ku > 0 and ku2 > 0 else []
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lif_fixed_update(slot, buf, args):
     n, n_emit, wraps, clips = kl.lif_fixed_step(
         slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val
