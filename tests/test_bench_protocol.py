@@ -152,3 +152,31 @@ def test_principal_residual_separates_splits_where_the_span_does_not():
     assert abs(res["id"] - res["validation"]) < 0.5 * res["validation"]
     for split in ("heldout", "widths"):
         assert res[split] > 5 * res["id"], split
+
+
+def test_schedule_summary_keeps_each_schedules_best_configuration():
+    from atomspark.scenarios.bench.schedules import schedule_lines, schedule_summary
+
+    def net(lr, plateau, val, test, seed=0):
+        train = {"epochs": 300 if plateau else 600, "lr": lr, **({"plateau": 4} if plateau else {})}
+        return {
+            "model": "MLP",
+            "seed": seed,
+            "kind": "torch",
+            "config": {"kind": "torch", "train": train},
+            "val": {"recon": val, "masked": val},
+            "metrics": {"recon": {"id": test / 10}, "masked": {"id": test}},
+            "curves": {"best_epoch": 5, "train_loss": [1.0] * 7},
+        }
+
+    cells = [
+        net(1e-3, True, 0.3, 0.5),
+        net(3e-3, True, 0.2, 0.4),  # the plateau schedule's best
+        net(3e-3, False, 0.1, 0.2),
+        net(3e-3, False, 0.9, 0.9, seed=1),  # not the tuning seed
+    ]
+    summary = schedule_summary(cells)["MLP"]
+    assert summary["plateau"]["masked_id"] == 0.4 and summary["plateau"]["configs"] == 2
+    assert summary["cosine"]["masked_id"] == 0.2 and summary["cosine"]["cap"] == 600
+    assert len(schedule_lines({"MLP": summary})) == 4 + 2 + 1
+    assert schedule_summary(cells[2:]) == {}  # one schedule only: nothing to compare

@@ -14,6 +14,7 @@ import json
 import numpy as np
 from atomspark.scenarios.bench.family import TASKS
 from atomspark.scenarios.bench.metrics import mean_std, validation_score
+from atomspark.scenarios.bench.schedules import schedule_lines, schedule_summary
 
 TASK_TITLES = {
     "recon": "Reconstruction of the noisy signal: NMSE over the whole signal (lower is better)",
@@ -148,6 +149,7 @@ def aggregate(
         **manifest,
         "models": models,
         "data_facts": facts,
+        "schedules": schedule_summary(cells),
         "missing_cells": missing_cells(models, manifest["seeds"]),
         "missing_models": [m for m in manifest.get("models") or [] if m not in models],
         "wall_s_cells_total": float(sum(c.get("wall_s", 0.0) for c in cells)),
@@ -199,6 +201,7 @@ def markdown(results: dict) -> str:
             lines += metric_table(ID_VAR_TITLES[task], splits, rows)
     lines += extra_metric_lines(models)
     lines += model_lines(models)
+    lines += schedule_lines(results.get("schedules", {}))
     missing = [f"{m} (every seed)" for m in results.get("missing_models", [])]
     missing += results.get("missing_cells", [])
     if missing:
