@@ -207,8 +207,9 @@ def cuba_limits(res: dict) -> list[str]:
                 line += (
                     f" The neuron sweep alone takes {_g(sweep)} s ({sweep / e:.0%}): "
                     f"{per * 1e9:.2f} ns per neuron-step, {nbytes} bytes per neuron-step read or "
-                    f"written ({_g(nbytes / per / 1e9)} GB/s; the {n:,} neurons' state is "
-                    f"{_g(n * nbytes / 2 / 1e6)} MB, single-thread copy bandwidth "
+                    f"written ({_g(nbytes / per / 1e9)} GB/s; the {n:,} neurons' state, u, u2, "
+                    f"v, counter and flag, is {_g(n * ((nbytes + 1) // 2) / 1e6)} MB; "
+                    f"single-thread copy bandwidth "
                     f"{bw['copy_GBps']} GB/s); with no spike work at all the ratio would be "
                     f"{b / sweep:.2f}x. The rest, {_g(rest)} s, lists "
                     f"{rows[eng]['spikes']:,} spikes and delivers "

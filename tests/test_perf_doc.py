@@ -108,3 +108,29 @@ def test_cuba_targets_judge_the_brian2_build_and_report_its_clock_free_twin_apar
     assert "engine float64 >= 2x Brian2 cpp_standalone in float64: met (2.10x" in lines[0]
     assert lines[1].startswith("  - against the same Brian2 build without the clock()")
     assert "1.80x" in lines[1]
+
+
+def test_a_missed_cuba_target_gets_its_distance_and_the_split_of_the_engine_time():
+    pt = _perf_table()
+    eng = "atomspark engine (Numba, float32, 1 thread)"
+    brian = "Brian2 2.9.0 cpp_standalone (float32, 1 thread)"
+    e64, b64 = eng.replace("float32", "float64"), brian.replace("float32", "float64")
+    ratio = {"median": 2.5, "pair_min": 2.4, "pair_max": 2.6}
+    met = {"median": 3.0, "pair_min": 2.9, "pair_max": 3.1}
+    rows = [
+        {"simulator": eng, "cpu_median_s": 0.02, "sweep_cpu_median_s": 0.01,
+         "sweep_bytes_per_neuron": 33, "spikes": 20_000, "synaptic_events": 2_000_000},
+        {"simulator": brian, "cpu_median_s": 0.05},
+        {"simulator": e64, "cpu_median_s": 0.03}, {"simulator": b64, "cpu_median_s": 0.09},
+    ]  # fmt: skip
+    size = {"config": {"n": 4000}, "steps": 10_000, "rows": rows,
+            "memory_bandwidth": {"copy_GBps": 15.0},
+            "ratios": {eng: {brian: ratio}, e64: {b64: met}}}  # fmt: skip
+    (line,) = pt.cuba_limits({"sizes": {"4000 / 2 %": size}})  # float64 met: no line
+    assert "engine float32: 2.50x of the 3x target" in line
+    assert "needs 0.0167 s instead of 0.02 s (16.7% less CPU time)" in line
+    assert "sweep alone takes 0.01 s (50%): 0.25 ns per neuron-step, 33 bytes" in line
+    assert "state, u, u2, v, counter and flag, is 0.068 MB" in line
+    assert "with no spike work at all the ratio would be 5.00x" in line
+    assert "The rest, 0.01 s, lists 20,000 spikes and delivers 2,000,000" in line
+    assert "5.00 ns per event" in line
