@@ -8,6 +8,9 @@ kernel, and the engine must equal a dense reference.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -176,3 +179,19 @@ def test_dense_recurrent_vn_engine_equals_dense_jacobi_ista():
         g = np.sign(z) * np.maximum(np.abs(z) - eta * lam, 0.0)
         np.testing.assert_allclose(eng.state["v"]["g"], g, rtol=0, atol=1e-12, err_msg=str(step))
     assert 0 < np.count_nonzero(g) < k
+
+
+def test_the_readme_storage_figures():
+    # README: "8.1 bytes per synapse" (float32) and "12.1 for float64" at 100 synapses per source
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    said = {
+        "float32": float(re.search(r"\*\*([0-9.]+) bytes per synapse\*\* for float32", readme)[1]),
+        "float64": float(re.search(r"\(([0-9.]+) for float64\)", readme)[1]),
+    }
+    n = 1000
+    rng = np.random.default_rng(0)
+    rows = np.concatenate([rng.choice(n, 100, replace=False) for _ in range(n)])
+    w = sp.csc_matrix((np.ones(100 * n), (rows, np.repeat(np.arange(n), 100))), shape=(n, n))
+    for dtype, figure in said.items():
+        proj = Graph([Population("a", n, _lif(dtype))], [Projection("a", "a", w)]).projections[0]
+        assert round(proj.bytes_per_synapse, 1) == figure, dtype
