@@ -172,7 +172,7 @@ def test_profile_round_trip_and_determinism(tmp_path):
     assert np.array_equal(adj.toarray() != 0, w.T != 0)
 
 
-CUBA_RATE_TOL = 0.04  # measured agreement with Brian2 is 1-3 %
+CUBA_RATE_TOL = 0.02  # the issue's target; the graph is Brian2's model (tests/test_cuba_model.py)
 
 
 @pytest.mark.slow
