@@ -23,12 +23,13 @@ from pathlib import Path
 
 from atomspark.scenarios.bench.registry import get_family
 from atomspark.scenarios.bench.store import MANIFEST
-from atomspark.scenarios.bench.summary import summary_lines
+from atomspark.scenarios.bench.summary import summary_lines, verdicts
 from atomspark.scenarios.bench.tables import aggregate, markdown, select
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 PROTOCOL_SEEDS = [0, 1, 2]
 PRINCIPAL_FILE = "principal.json"
+KIND_WORDS = {"torch": "a network", "classical": "a classical peer", "trivial": "a floor"}
 NOT_RUN = "Not run under the protocol yet"
 GRIDS = Path("docs/results/bench/grids")
 REPO = Path(__file__).resolve().parents[2]
@@ -167,7 +168,25 @@ def status_text(results: dict) -> str:
 def verdict_section(all_results: dict[str, dict | None]) -> str:
     """The doc's overall verdict: each family's generated summary (summary.summary_lines) with
     how complete its protocol is; families without cells are named as not run."""
-    lines = []
+    every = [v for r in all_results.values() if r is not None for v in verdicts(r)]
+    counts = {k: sum(v[2] == k for v in every) for k in ("win", "tie", "lose")}
+    kinds = {}
+    for r in all_results.values():
+        for _, _, verdict, peer in verdicts(r) if r is not None else []:
+            if verdict != "win":
+                kinds.setdefault(verdict, set()).add(r["models"][peer]["kind"])
+    lines = [
+        f"Over {len(every)} comparisons (family × task × split, both tasks, the families with "
+        f"results): layered VN beats every other row in {counts['win']}, ties the best one in "
+        f"{counts['tie']} and loses in {counts['lose']}."
+        + "".join(
+            f" The best row where it {'ties' if k == 'tie' else 'loses'} is "
+            f"{_either(sorted(KIND_WORDS[x] for x in kinds[k]))}."
+            for k in ("tie", "lose")
+            if kinds.get(k)
+        ),
+        "",
+    ]
     for name, results in all_results.items():
         if results is None:
             lines.append(f"- **{name}**: not run under the protocol yet.")
@@ -175,6 +194,10 @@ def verdict_section(all_results: dict[str, dict | None]) -> str:
         lines.append(f"- **{name}** ({status_text(results)}):")
         lines += ["  " + line for line in summary_lines(results) if "Rows not run" not in line]
     return "\n".join(lines) + "\n"
+
+
+def _either(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def family_results(root: Path, compute: bool = False) -> dict[str, dict | None]:

@@ -29,6 +29,19 @@ def _best_peer(models: dict, task: str, split: str) -> tuple[str, dict]:
     return name, peers[name]["metrics"][task][split]
 
 
+def verdicts(results: dict) -> list[tuple[str, str, str, str]]:
+    """(task, split, verdict, best peer) for every task and split of a family with a VN row."""
+    models = results["models"]
+    if "VN" not in models or len(models) < 2:
+        return []
+    out = []
+    for task in ("masked", "recon"):
+        for split in results["splits"]:
+            peer, stat = _best_peer(models, task, split)
+            out.append((task, split, compare(models["VN"]["metrics"][task][split], stat), peer))
+    return out
+
+
 def summary_lines(results: dict) -> list[str]:
     models, splits = results["models"], results["splits"]
     if "VN" not in models or len(models) < 2:
