@@ -105,6 +105,11 @@ def _cuba_notes(size: dict, res: dict) -> list[str]:
     flags = {r["compile_flags"] for r in size["rows"] if r.get("compile_flags")}
     for f in sorted(flags):
         out.append(f"- Brian2 compiled with its default flags: `{f}`")
+    if any("atomspark" in r["simulator"] and (r["compile_s"] or 0.0) < 0.1 for r in size["rows"]):
+        out.append(
+            "- an engine compile time near 0 s: its kernels were compiled by the previous size's "
+            "run in the same process (that size's compile column is the cold Numba compile)"
+        )
     for r in size["rows"]:
         if "dense" in r["simulator"] and "steps" not in r:
             out.append(
