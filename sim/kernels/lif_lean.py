@@ -28,32 +28,41 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+SCAN_WORDS = 16  # 64-bit words (128 units) OR-ed per test; a compile-time constant, so that
+# LLVM unrolls and vectorises the test (a runtime count made the scan ~2.4x slower)
+
 
 @njit(cache=True)
 def list_flagged(flags, emit_idx, emit_val, n_set):
     """List the n_set units whose uint8 flag is set, in ascending order, as binary events; flags
-    is padded to a multiple of 8 (padding stays 0) and scanned four 64-bit words (32 units) at a
-    time, stopping at the last set flag (a step has a few spikes among thousands of units)."""
+    is padded to a multiple of 8 (padding stays 0) and scanned SCAN_WORDS 64-bit words at a
+    time, stopping after the last set flag (a step has a few spikes among thousands of units)."""
     words = flags.view(np.uint64)
     n_emit = 0
-    n_groups = words.size // 4
-    for q in range(n_groups + 1):
-        if n_emit == n_set:
-            break
-        first = 4 * q
-        last = min(first + 4, words.size)
-        if (
-            q < n_groups
-            and (words[first] | words[first + 1] | words[first + 2] | words[first + 3]) == 0
-        ):
-            continue
-        for w in range(first, last):
-            if words[w] != 0:
-                for j in range(8 * w, 8 * w + 8):
-                    if flags[j]:
-                        emit_idx[n_emit] = j
-                        emit_val[n_emit] = 1
-                        n_emit += 1
+    full = words.size // SCAN_WORDS * SCAN_WORDS
+    for first in range(0, full, SCAN_WORDS):
+        any_set = np.uint64(0)
+        for w in range(first, first + SCAN_WORDS):
+            any_set |= words[w]
+        if any_set != 0:
+            n_emit = _list_words(
+                flags, words, first, first + SCAN_WORDS, emit_idx, emit_val, n_emit
+            )
+            if n_emit == n_set:
+                return n_emit
+    return _list_words(flags, words, full, words.size, emit_idx, emit_val, n_emit)
+
+
+@njit(cache=True)
+def _list_words(flags, words, first, last, emit_idx, emit_val, n_emit):
+    """Append the set flags of words first..last-1 to the event list; returns its new length."""
+    for w in range(first, last):
+        if words[w] != 0:
+            for j in range(8 * w, 8 * w + 8):
+                if flags[j]:
+                    emit_idx[n_emit] = j
+                    emit_val[n_emit] = 1
+                    n_emit += 1
     return n_emit
 
 
