@@ -90,6 +90,12 @@ def test_vn_set_up_is_amortised_against_the_fastest_peer_of_the_same_precision()
     assert "pays for itself after 28 samples" in lines[0] and "(float64, no Gram" in lines[0]
     assert "pays for itself after 140 samples" in lines[1] and "(float32, no Gram" in lines[1]
     assert "750 ms per sample with its set-up against 100 ms" in lines[1]
+    # against a peer with a set-up of its own (a Gram given once), only the difference counts
+    res = _vn_result(with_float32_peer=False)
+    res["rows"][3].update(batch_s=2.0, per_sample_ms=200.0, setup_s=2.0)
+    line = pt.vn_amortised(res)[0]
+    assert "Gram given once" in line and "pays for itself after 50 samples" in line
+    assert "against 400 ms" in line
 
 
 def test_cuba_targets_judge_the_brian2_build_and_report_its_clock_free_twin_apart():
