@@ -382,6 +382,7 @@ def test_the_departures_block_of_models_md_is_generated():
         "below the seed range by 0.6 points: rerun seeds 43-44"
     )
     assert departures.verdict(0.99, [0.963, 0.972, 0.982]).startswith("above the seed range by 0.8")
+    assert departures.verdict(0.205, [0.211, 0.213, 0.214], 43).endswith("by 0.6 points")
 
 
 def test_every_grid_cell_without_a_usable_result_is_named_missing(tmp_path):

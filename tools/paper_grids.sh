@@ -18,6 +18,7 @@ run() {  # grid [--only GLOB]
     nice -n 10 atomspark sweep "$G/$grid.toml" ${WORKERS:+--workers "$WORKERS"} "$@" >>"results/logs/$grid.log" 2>&1
 }
 run rsgn-paper-released-constraints  # the released code's constraints (seed 42); keeps model.npz
+run rsgn-paper-released-constraints-seeds43-44  # seeds 43-44 of a released cell that moved
 run rsgn-paper-sparse-threshold      # resting-subtracted soft threshold against K = 0, 3 seeds
 run rsgn-paper-activity
 run rsgn-paper-activity-50-epochs

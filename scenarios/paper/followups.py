@@ -8,6 +8,7 @@ A cell still running is shown from its progress (docs/results/rsgn/partial/), ma
 
 from __future__ import annotations
 
+import re
 import statistics
 
 from atomspark.scenarios.paper.grid import cells
@@ -43,7 +44,7 @@ def released_table(results: dict, partial: dict) -> tuple[str, list[str]]:
     for name, _, _ in cells("released"):
         run, state = _pick(results, partial, ("released", name))
         base = results.get(("main", name))
-        spread = [results.get(("main", name.replace("seed42", f"seed{s}"))) for s in SEEDS]
+        spread = [results.get(("main", _seed(name, s))) for s in SEEDS]
         sd = (
             f"{100 * statistics.pstdev(r['best']['accuracy'] for r in spread):.1f}"
             if all(spread)
@@ -97,3 +98,8 @@ def sparse_threshold_table(results: dict, partial: dict) -> tuple[str, list[str]
             f"| {_pct(act[0])} / {_pct(act[1])} |"
         )
     return head + "\n".join(rows) + "\n", missing
+
+
+def _seed(name: str, seed: int) -> str:
+    """The same cell name at another seed (names end in "-seed<N>")."""
+    return re.sub(r"seed\d+$", f"seed{seed}", name)

@@ -11,7 +11,8 @@ The grids are sweep files in scenarios/configs/grids/ (the sweep verb runs and r
 - notebook: seed 42 of the main comparison on the released notebook's own sequences
   (`data.stream = "notebook"`), beside the paper's seed-42 runs;
 - released: the published RSGN cells of the main comparison (seed 42) under the released code's
-  constraints (the default since; the other grids pin the rule they ran under);
+  constraints (the default since; the other grids pin the rule they ran under), and seeds 43-44
+  of a cell whose seed 42 left the main grid's seed range;
 - sparse-threshold: sparse RSGN at the 2 % target, 50 epochs, seeds 42-44, K = 5 with the
   resting-subtracted soft threshold against its K = 0 control.
 Besides the cells: the scikit-learn floor on both data streams, and its spread over 20 draws of
@@ -40,7 +41,7 @@ GRIDS = {
     "ablation": ("rsgn-paper-ablation",),
     "activity": ("rsgn-paper-activity", "rsgn-paper-activity-50-epochs"),
     "notebook": ("rsgn-paper-notebook-data",),
-    "released": ("rsgn-paper-released-constraints",),
+    "released": ("rsgn-paper-released-constraints", "rsgn-paper-released-constraints-seeds43-44"),
     "sparse-threshold": ("rsgn-paper-sparse-threshold",),
 }
 SEEDED = ("main", "notebook", "released", "sparse-threshold")  # cell names carry the seed

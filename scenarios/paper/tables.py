@@ -322,7 +322,7 @@ def _followups(parts: list[str], results: dict, partial: dict, diagnosis: dict |
     """The released-constraints and sparse-threshold sections; returns their missing cells."""
     table, missing = released_table(results, partial)
     parts.append(
-        "### The released code's constraints (seed 42)\n\nThe main grid rescaled node positions "
+        "### The released code's constraints (seed 42; seeds 43-44 where seed 42 moved)\n\nThe main grid rescaled node positions "
         "into the ball and clamped the thresholds to [0.01, 0.99] after every optimiser step; "
         "the released code projects positions in the forward pass only and clamps thresholds "
         "only in its Hebbian learner (the default since, docs/models.md). Both rules at the "
