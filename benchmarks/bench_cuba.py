@@ -43,7 +43,7 @@ from atomspark.scenarios.runs.cuba import (  # noqa: E402
 )
 from atomspark.sim.engine import Engine  # noqa: E402
 from dense_cuba import run_dense  # noqa: E402
-from engine_floor import sweep_bytes_per_neuron, sweep_cpu_s  # noqa: E402
+from engine_floor import fanout_bytes_per_synapse, sweep_bytes_per_neuron, sweep_cpu_s  # noqa: E402
 from peer_brian2 import Brian2Peer, without_step_clock  # noqa: E402
 from peer_nest import nest_cuba_run  # noqa: E402
 
@@ -51,7 +51,6 @@ SIZES = {  # name: (config, biological seconds); --sizes picks them by neuron co
     "4000 / 2 %": (CubaConfig(), 1.0),
     "40000 / 0.2 %": (CubaConfig(n=40_000, p_conn=0.002), 0.5),
 }
-STORED_BYTES_PER_SYNAPSE = 12  # float64 weight + int32 target index (uniform delay: no delay)
 ROUNDS = 5  # interleaved rounds: every peer runs once per round
 DENSE_MAX_N = 4000  # the dense baseline's n x n float64 weights: 128 MB and ~18 ms per step here
 
@@ -225,8 +224,9 @@ def bench_size(name: str, cfg: CubaConfig, seconds: float, rounds: int) -> dict:
     return {"config": cfg.__dict__, "steps": steps, "n_synapses": net.n_synapses,
             "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             "memory_bandwidth": bandwidth,
+            "bytes_per_synapse_streamed": fanout_bytes_per_synapse(peers[0].engine),
             "synops_per_s_at_copy_bandwidth": bandwidth["copy_GBps"] * 1e9
-            / STORED_BYTES_PER_SYNAPSE,
+            / fanout_bytes_per_synapse(peers[0].engine),
             "rounds": rounds, "load_before": load_before, "load_after": load_after,
             "rows": rows, "ratios": vs, "missing_peers": missing}  # fmt: skip
 

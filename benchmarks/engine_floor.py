@@ -23,6 +23,19 @@ def sweep_bytes_per_neuron(dtype: str) -> int:
     return 3 * 2 * np.dtype(dtype).itemsize + 2 * 4 + 1
 
 
+def fanout_bytes_per_synapse(engine: Engine) -> int:
+    """Bytes the engine reads per synaptic event from its fan-out rows, the most over its
+    projections: the target index (uint16 into a lean target of <= 65,536 units) plus the
+    weight (none when a projection's weights are one scalar, as in CUBA)."""
+    sizes = []
+    for j, o in enumerate(engine._outgoing):
+        w = engine._fan_weights(j, o)
+        sizes.append(
+            engine._fan_indices(j, o).itemsize + (np.asarray(w).itemsize if np.ndim(w) else 0)
+        )
+    return max(sizes)
+
+
 @njit
 def _sweeps(steps, u, u2, v, refr, bias, consts, refractory, flags):
     fired = 0

@@ -100,7 +100,7 @@ def _cuba_notes(size: dict, res: dict) -> list[str]:
                 f"- {r['simulator']}: {_g(rate)} neuron-steps/s ({1e9 / rate:.2f} ns per "
                 f"neuron-step, synaptic work included), {_g(r['synops_per_s'])} synaptic "
                 f"events/s; the measured copy bandwidth would stream {_g(per_s)} synapses/s "
-                f"at 12 bytes each"
+                f"at {size.get('bytes_per_synapse_streamed', 12)} bytes each"
             )
     flags = {r["compile_flags"] for r in size["rows"] if r.get("compile_flags")}
     for f in sorted(flags):

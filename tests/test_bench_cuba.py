@@ -36,3 +36,13 @@ def test_unknown_size_is_refused_in_one_line():
     assert done.stderr.strip().splitlines() == [
         "--sizes: [123] not among the benchmark's sizes [4000, 40000]"
     ]
+
+
+def test_the_bandwidth_floor_counts_the_bytes_the_engine_reads_per_synapse():
+    from engine_floor import fanout_bytes_per_synapse
+
+    net = cuba_network(CubaConfig(n=300, p_conn=0.1, seed=1))
+    # CUBA's weights are one scalar per projection, its targets uint16 (<= 65,536 neurons)
+    assert fanout_bytes_per_synapse(Engine(cuba_graph(net))) == 2
+    # the general path reads int32 indices and per-synapse float64 weights
+    assert fanout_bytes_per_synapse(Engine(cuba_graph(net), lean=False)) == 12
