@@ -2,7 +2,8 @@
 
     python benchmarks/perf_table.py [--results docs/results/performance] [--write]
 
-Reads cuba.json (bench_cuba.py) and vn_batch.json (bench_vn_batch.py, optional) and renders Markdown:
+Reads cuba.json (bench_cuba.py), vn_batch.json (bench_vn_batch.py) and lava.json (bench_lava.py;
+both optional) and renders Markdown:
 every number in the headline section comes from these files. --write replaces the part of
 docs/performance.md between the BEGIN and END markers (tests/test_perf_doc.py checks that the
 committed doc equals what this renders).
@@ -344,18 +345,64 @@ def vn_targets(res: dict) -> list[str]:
     return out
 
 
+def lava_section(res: dict) -> list[str]:
+    """The engine against Lava's CPU simulator: cost per step once running, end to end beside."""
+    lo, hi = res["rows"][0]["steps"]
+    out = [
+        f"### Against Lava's CPU simulator ({res['machine']['cpu']}, lava-nc {res['lava']})",
+        "",
+        f"Lava per step = (T({hi} steps) - T({lo} steps)) / {hi - lo} within each round, CPU time "
+        "of Lava's own process and the process models it starts (wall beside); the engine's CPU "
+        f"time per step over a {lo}-step run, built and compiled once outside the timing. Ratio: "
+        "median over the rounds, range in parentheses.",
+        "",
+        "| graph | engine us/step (CPU) | Lava us/step (CPU) | Lava / engine per step, CPU | "
+        "per step, wall | end to end, CPU | events engine / Lava | load before / after |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        q = r["ratios"]
+        out.append(
+            f"| {r['graph']} | {r['engine_cpu_s_per_step']['median'] * 1e6:.3g} | "
+            f"{r['lava_marginal_cpu_s_per_step_median'] * 1e6:.3g} | {_ratio(q['per_step_cpu'])} | "
+            f"{_ratio(q['per_step_wall'])} | {_ratio(q['end_to_end_cpu'])} | "
+            f"{r['engine_events']} / {r['lava_nonzero_outputs']} | "
+            f"{r['load_before'][0]:g} / {r['load_after'][0]:g} |"
+        )
+    return out
+
+
+def _ratio(q: dict) -> str:
+    return f"{q['median']:.3g}x ({q['pair_min']:.3g}-{q['pair_max']:.3g})"
+
+
+def lava_targets(res: dict) -> list[str]:
+    return [
+        f"- {r['graph']}, engine >= {res['target']:g}x Lava per step (CPU time): "
+        f"{_status(r['ratios']['per_step_cpu']['median'], res['target'])}"
+        for r in res["rows"]
+    ]
+
+
+def _optional(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def render(folder: Path = RESULTS) -> str:
     """The generated block (markers included)."""
     cuba = json.loads((folder / "cuba.json").read_text())
     vn_path = folder / "vn_batch.json"
-    vn = json.loads(vn_path.read_text()) if vn_path.is_file() else None
+    vn, lava = _optional(vn_path), _optional(folder / "lava.json")
     lines = [BEGIN, ""] + cuba_section(cuba) + [""]
     if vn is not None:
         lines += vn_section(vn) + [""]
     else:
         lines += ["### VN settle", "", f"No committed result: {vn_path.name} is absent.", ""]
+    if lava is not None:
+        lines += lava_section(lava) + [""]
     lines += ["### Against the targets (computed from the same files)", ""]
     lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else [])
+    lines += lava_targets(lava) if lava is not None else []
     limits = cuba_limits(cuba)
     if limits:
         lines += ["", "### Where a CUBA target is missed: distance and what limits it", ""]

@@ -33,6 +33,10 @@ def test_results_are_full_runs_with_interleaved_rounds_and_recorded_load():
     if (RESULTS / "vn_batch.json").is_file():
         vn = json.loads((RESULTS / "vn_batch.json").read_text())
         assert not vn["quick"] and vn["rounds"] >= 5 and len(vn["load_before"]) == 3
+    if (RESULTS / "lava.json").is_file():
+        lava = json.loads((RESULTS / "lava.json").read_text())
+        assert not lava["quick"] and all(len(r["rounds"]) >= 5 for r in lava["rows"])
+        assert all(r["engine_events"] == r["lava_nonzero_outputs"] for r in lava["rows"])
     for size in cuba["sizes"].values():
         assert size["rounds"] >= 5 and size["load_before"] and size["load_after"]
         sims = [r["simulator"] for r in size["rows"]]
@@ -140,3 +144,29 @@ def test_a_missed_cuba_target_gets_its_distance_and_the_split_of_the_engine_time
     assert "with no spike work at all the ratio would be 5.00x" in line
     assert "The rest, 0.01 s, lists 20,000 spikes and delivers 2,000,000" in line
     assert "5.00 ns per event" in line
+
+
+def test_lava_ratio_is_lava_per_step_over_the_engine_per_step_on_cpu_time():
+    """The Lava target is judged on Lava's cost per step once running (two run lengths in the
+    same round), not on end-to-end time that includes Lava's start-up."""
+    pt = _perf_table()
+    row = {
+        "graph": "LIF 2x200", "steps": [200, 2000],
+        "engine_cpu_s_per_step": {"min": 4e-6, "median": 5e-6},
+        "lava_marginal_cpu_s_per_step_median": 4e-4,
+        "ratios": {
+            "per_step_cpu": {"median": 80.0, "pair_min": 70.0, "pair_max": 90.0},
+            "per_step_wall": {"median": 60.0, "pair_min": 50.0, "pair_max": 65.0},
+            "end_to_end_cpu": {"median": 900.0, "pair_min": 850.0, "pair_max": 990.0},
+        },
+        "engine_events": 10, "lava_nonzero_outputs": 10, "load_before": [1.2], "load_after": [1.3],
+    }  # fmt: skip
+    res = {"machine": {"cpu": "cpu"}, "lava": "0.10.0", "target": 100.0, "rows": [row]}
+    table = "\n".join(pt.lava_section(res))
+    assert (
+        "| LIF 2x200 | 5 | 400 | 80x (70-90) | 60x (50-65) | 900x (850-990) | 10 / 10 | 1.2 / 1.3 |"
+        in table
+    )
+    assert pt.lava_targets(res) == [
+        "- LIF 2x200, engine >= 100x Lava per step (CPU time): missed (80.00x, 80% of the 100x target)"
+    ]
