@@ -112,7 +112,9 @@ def test_engine_and_lava_fixed_point_are_bit_exact(mode, unit):
     # Lava step t = engine step t (step 0: ignition, nothing updates)
     assert np.array_equal(alpha_lava[1:], alpha_eng[1:])
     assert np.any(alpha_eng[-1] > 0) and np.any(h_eng[-1] != h_eng[1])  # it moves
-    x_eng = ((h_eng * alpha_eng[..., None]) >> 12) * (alpha_eng > pop.params.cutoff)[..., None]
+    x_eng = np.stack(  # the payloads the engine's states send (the unit's rounding)
+        [emitted_payloads(a, h, pop.params.cutoff) for a, h in zip(alpha_eng, h_eng)]
+    )
     assert np.array_equal(sent_lava[1:], x_eng[1:].reshape(steps, -1))
 
 

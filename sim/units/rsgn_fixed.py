@@ -11,9 +11,12 @@ Number formats (all int64 holding Loihi words; |state| saturates at 2**23 - 1, a
   wraps; node j shifts it right by its m_shift_j to Q.10 (W[:, j] = W_mant[:, j] 2**-m_shift_j: one
   exponent for the whole W, or one per target node, which a programmable neuron applies alike).
 
-Per node j and step (the float unit's equations, sim/units/rsgn.py, in integers):
-  m      = wrap32(m_raw) >> m_shift_j                                 (per component)
-  h_new  = sat24(((m @ Wh_mant) >> wh_shift) + b_h)                    8-bit W_h mantissas
+Per node j and step (the float unit's equations, sim/units/rsgn.py, in integers; ">>>" is a
+right shift rounded to nearest, (v + 2**(k-1)) >> k, and "//+" a division rounded to nearest:
+a bare shift floors, and its -0.5 LSB bias per operation added up over the steps and the 256
+nodes of a published model to a systematic error in h that flipped decisions):
+  m      = wrap32(m_raw) >>> m_shift_j                                (per component)
+  h_new  = sat24(((m @ Wh_mant) >>> wh_shift) + b_h)                   8-bit W_h mantissas
   norm   = isqrt(sum h_new^2)                                          bit-serial square root
   s      = alpha + ((gain norm) >> 10) - theta;  u = (s invT_mant) >> invT_shift   (s / T)
   a      = activation(u): the soft threshold sigmoid(u) in Q.40 (PRE_FRAC), from a table
@@ -23,11 +26,11 @@ Per node j and step (the float unit's equations, sim/units/rsgn.py, in integers)
   LayerNorm: z = h_new + h;  mu = (sum z * rd) >> 24 with rd = round(2**24 / d) (a constant:
       no division);  var = ((sum (z - mu)^2 >> 12) * rd >> 12) + eps;  std = isqrt(var);
       inv = 2**30 // std (ONE shift-subtract reciprocal per node, an exact bit-serial loop);
-      y = ((((z - mu) inv) >> 20) ln_gain >> 12) + ln_bias;  h = sat24((y (a >> 28)) >> 12)
+      y = ((((z - mu) inv) >>> 20) ln_gain >>> 12) + ln_bias;  h = sat24((y (a >>> 28)) >>> 12)
   divisive normalisation (pool P_j, node-local reduction, a in Q.40):
-      alpha = min((a |P_j| 4096) // (sum_{i in P_j} a_i + eps), 4096)  one reciprocal per node,
+      alpha = min((a |P_j| 4096) //+ (sum_{i in P_j} a_i + eps), 4096)  one reciprocal per node,
       eps = round(1e-6 2**40), the released epsilon
-  event rule: alpha <= cutoff -> alpha = 0, h = 0;  send x = (h alpha) >> 12 when alpha > cutoff
+  event rule: alpha <= cutoff -> alpha = 0, h = 0;  send x = (h alpha) >>> 12 when alpha > cutoff
 
 Choices (documented trade-offs): the sigmoid is a 1024-entry table of 24-bit values over s/T in
 [-8, 8) in steps of 1/64 (relative error <= 1/128 from the step), exp(s/T) below it (relative
@@ -120,6 +123,13 @@ def isqrt(n):
 
 
 @njit(cache=True)
+def _rshift(v, k):
+    """v / 2**k rounded to nearest (half up): add half an LSB, then the arithmetic shift. A bare
+    shift floors, and its -0.5 LSB bias per step adds up over the steps and the nodes."""
+    return (v + (np.int64(1) << (k - 1))) >> k if k > 0 else v
+
+
+@njit(cache=True)
 def _sat(v):
     """Saturate to the 24-bit word; returns (value, 1 if clipped)."""
     if v > STATE_LIMIT:
@@ -146,13 +156,13 @@ def node_update(m_row, received, alpha_j, h_row, theta, m_shift, wh, wh_shift, b
         w = _wrap(raw, 32)
         if w != raw:
             wraps += 1
-        m = w >> m_shift
+        m = _rshift(w, m_shift)
         if m != 0:
             for c in range(d):
                 hn[c] += m * wh[r, c]
     sq = np.int64(0)
     for c in range(d):
-        v, cl = _sat((hn[c] >> wh_shift) + bh[c])
+        v, cl = _sat(_rshift(hn[c], wh_shift) + bh[c])
         clips += cl
         hn[c] = v
         sq += v * v
@@ -178,11 +188,11 @@ def node_update(m_row, received, alpha_j, h_row, theta, m_shift, wh, wh_shift, b
     var = (((var >> 12) * rd) >> (RD_SHIFT - 12)) + ln_eps
     std = isqrt(var)
     inv = (np.int64(1) << INV_STD_BITS) // std
-    a12 = a >> PRE_SHIFT
+    a12 = _rshift(a, PRE_SHIFT)
     for c in range(d):
-        y = ((hn[c] - mu) * inv) >> 20
-        y = ((y * lng[c]) >> ALPHA_FRAC) + lnb[c]
-        v, cl = _sat((y * a12) >> ALPHA_FRAC)
+        y = _rshift((hn[c] - mu) * inv, 20)
+        y = _rshift(y * lng[c], ALPHA_FRAC) + lnb[c]
+        v, cl = _sat(_rshift(y * a12, ALPHA_FRAC))
         clips += cl
         h_row[c] = v
     return a, wraps, clips
@@ -201,7 +211,7 @@ def pool_normalise(a, pool_sum, pool_size):
     while den >= np.int64(1) << DIV_BITS:
         num >>= 1
         den >>= 1
-    return (num << ALPHA_FRAC) // den
+    return ((num << ALPHA_FRAC) + (den >> 1)) // den
 
 
 @njit(cache=True)
@@ -244,7 +254,7 @@ def emitted(alpha, h, cutoff, out):
     """Payloads x_j = (h_j alpha_j) >> 12 of sending nodes (alpha > cutoff), zero rows else."""
     for j in range(alpha.size):
         for c in range(h.shape[1]):
-            out[j, c] = (h[j, c] * alpha[j]) >> ALPHA_FRAC if alpha[j] > cutoff else 0
+            out[j, c] = _rshift(h[j, c] * alpha[j], ALPHA_FRAC) if alpha[j] > cutoff else 0
 
 
 def step_nodes(
@@ -293,7 +303,7 @@ def rsgn_fixed_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, 
             if alpha[j] > cutoff:
                 emit_idx[n_emit] = j
                 for c in range(d):
-                    emit_val[n_emit, c] = (h[j, c] * alpha[j]) >> ALPHA_FRAC
+                    emit_val[n_emit, c] = _rshift(h[j, c] * alpha[j], ALPHA_FRAC)
                 n_emit += 1
         return 0, n_emit, n_emit, 0, 0
     if event_rule:
@@ -336,7 +346,7 @@ def rsgn_fixed_step(slot, ring, tflag, tidx, tcount, pend, pcount, work, alpha, 
         if v > cutoff:
             emit_idx[n_emit] = j
             for c in range(d):
-                emit_val[n_emit, c] = (h[j, c] * v) >> ALPHA_FRAC
+                emit_val[n_emit, c] = _rshift(h[j, c] * v, ALPHA_FRAC)
             n_emit += 1
         if v != 0:
             pend[n_pend] = j

@@ -16,6 +16,13 @@ def _isqrt(x: np.ndarray) -> np.ndarray:
     return np.array([math.isqrt(int(v)) for v in x], np.int64)
 
 
+def _round_shift(x, k):
+    """x / 2**k to the nearest integer, halves up (the unit's shifts; k may be per row)."""
+    k = np.asarray(k, np.int64)
+    half = np.where(k > 0, np.int64(1) << np.maximum(k - 1, 0), 0)
+    return (x + half) >> k
+
+
 def _saturate(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out = np.clip(x, -rf.STATE_LIMIT, rf.STATE_LIMIT)
     return out, out != x
@@ -48,7 +55,7 @@ def _pool(a: np.ndarray, k: dict) -> tuple[np.ndarray, int]:
             continue
         while den >= 1 << rf.DIV_BITS:
             num, den = num >> 1, den >> 1
-        alpha[j] = (num << rf.ALPHA_FRAC) // den
+        alpha[j] = ((num << rf.ALPHA_FRAC) + den // 2) // den
     return alpha, int(degree[a > 0].sum())
 
 
@@ -59,8 +66,8 @@ def reference_step(alpha, h, m, received, k: dict, event_rule: bool) -> tuple:
     alpha, h, m = (np.asarray(x, np.int64) for x in (alpha, h, m))
     wrapped = wrap_signed(m, 32)
     wraps = int(np.count_nonzero(wrapped != m))
-    shifted = wrapped >> k["m_shift"][:, None]  # each node's own shift
-    h_new, clipped = _saturate((shifted @ k["wh"] >> k["wh_shift"]) + k["bh"])
+    shifted = _round_shift(wrapped, k["m_shift"][:, None])  # each node's own shift
+    h_new, clipped = _saturate(_round_shift(shifted @ k["wh"], k["wh_shift"]) + k["bh"])
     clips = int(np.count_nonzero(clipped))
     norm = _isqrt(np.sum(h_new * h_new, axis=1))
     s = alpha + ((gain * norm) >> rf.H_FRAC) - k["thresholds"]
@@ -72,8 +79,9 @@ def reference_step(alpha, h, m, received, k: dict, event_rule: bool) -> tuple:
     dz = z - mu[:, None]
     var = ((((dz * dz).sum(axis=1) >> 12) * rd) >> (rf.RD_SHIFT - 12)) + ln_eps
     inv = (1 << rf.INV_STD_BITS) // _isqrt(var)
-    y = (((dz * inv[:, None]) >> 20) * k["lng"] >> rf.ALPHA_FRAC) + k["lnb"]
-    h_out, clipped = _saturate((y * (a >> rf.PRE_SHIFT)[:, None]) >> rf.ALPHA_FRAC)
+    y = _round_shift(_round_shift(dz * inv[:, None], 20) * k["lng"], rf.ALPHA_FRAC) + k["lnb"]
+    a12 = _round_shift(a, rf.PRE_SHIFT)
+    h_out, clipped = _saturate(_round_shift(y * a12[:, None], rf.ALPHA_FRAC))
     live = a != 0
     clips += int(np.count_nonzero(clipped[live]))
     h_out[~live] = 0
