@@ -11,7 +11,8 @@ Per model, on its task's whole validation split (torch, float32, as training eva
   the forward pass sees them at 0.95; the exported model stores what the forward pass sees);
 - the soft threshold's floor sigma(-max theta / T): a node's activation when its drive is zero.
   The drive alpha + gain ||h_new|| is never negative, so no node can fall below this floor, and
-  a floor above the cutoff means every node counts as active at every step;
+  a floor above the cutoff means every node counts as active after every step (the ignition
+  aside, which the soft threshold does not produce);
 - accuracy, loss and the logit scale (the readout sums alpha h over all nodes, each h layer
   normalised, so logits are large and a wrong decision costs a large loss);
 - the same weights with the thresholds clamped once (the earlier rule's last act): accuracy and
@@ -116,18 +117,19 @@ def table(diagnosis: dict) -> str:
     head = (
         "| model | epochs | thresholds min / median / max (clamp bounds) | outside the bounds "
         "| nodes seen at the projection norm | soft-threshold floor sigma(-max theta / T) "
-        "(cutoff) | active nodes, lowest step % | val. acc. % / loss / mean max abs. logit "
+        "(cutoff) | active nodes: ignition / lowest step after it % | val. acc. % / loss / mean "
+        "max abs. logit "
         "| thresholds clamped: acc. % / same decision % |\n|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for name, r in diagnosis["runs"].items():
         t, p, c = r["thresholds"], r["positions"], r["thresholds_clamped"]
-        active = min(r["activity_by_step"])
+        ignition, active = r["activity_by_step"][0], min(r["activity_by_step"][1:])
         rows.append(
             f"| {name} | {r['epochs']} | {t['min']:.3f} / {t['median']:.3f} / {t['max']:.3f} "
             f"({t['bounds'][0]:g}, {t['bounds'][1]:g}) | {t['outside_bounds']} of {p['n_nodes']} "
             f"| {p['projected']} of {p['n_nodes']} | {r['soft_threshold_floor']:.2f} "
-            f"({r['cutoff']:g}) | {100 * active:.1f} "
+            f"({r['cutoff']:g}) | {100 * ignition:.1f} / {100 * active:.1f} "
             f"| {100 * r['accuracy']:.1f} / {r['loss']:.2f} / {r['mean_max_abs_logit']:.0f} "
             f"| {100 * c['accuracy']:.1f} / {100 * c['same_decision']:.1f} |"
         )
