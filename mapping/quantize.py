@@ -444,14 +444,16 @@ def fixed_rsgn_state(alpha: np.ndarray, h: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def fixed_rsgn_runner(runner: SampleRunner, split_w_h: bool = False) -> SampleRunner:
+def fixed_rsgn_runner(
+    runner: SampleRunner, split_w_h: bool = False, per_target_w: bool = False
+) -> SampleRunner:
     """The integer version of a float RSGN SampleRunner (networks.sample_runner.rsgn_runner): the
     quantised graph built once, each sample's ignition rounded as quantize_rsgn_graph rounds it;
     outputs are the final (alpha, h) in float units, as the float runner's."""
     from atomspark.networks.sample_runner import SampleRunner
     from atomspark.sim.units import rsgn_fixed as rf
 
-    graph = quantize_rsgn_graph(runner.graph, split_w_h)
+    graph = quantize_rsgn_graph(runner.graph, split_w_h, per_target_w)
     name = graph.populations[0].name
 
     def to_state(tokens):
@@ -492,10 +494,15 @@ class RSGNQuantizationReport:
 
 
 def rsgn_quantization_report(
-    params: RSGNParams, config: RSGNConfig, tokens: np.ndarray, split_w_h: bool = False
+    params: RSGNParams,
+    config: RSGNConfig,
+    tokens: np.ndarray,
+    split_w_h: bool = False,
+    per_target_w: bool = False,
 ) -> RSGNQuantizationReport:
     """Run `tokens` (B, L, d_in) through the model's float and integer engine graphs
-    (rsgn_runner, fixed_rsgn_runner; split_w_h: W_h in two 8-bit parts) and compare the readouts
+    (rsgn_runner, fixed_rsgn_runner; split_w_h: W_h in two 8-bit parts; per_target_w: W's
+    exponent per target node) and compare the readouts
     and final states."""
     from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores
 
@@ -503,7 +510,7 @@ def rsgn_quantization_report(
     float_runner = rsgn_runner(params, config)
     steps = config.n_steps + 1
     runs_f = float_runner.run(tokens, steps)
-    runs_q = fixed_rsgn_runner(float_runner, split_w_h).run(tokens, steps)
+    runs_q = fixed_rsgn_runner(float_runner, split_w_h, per_target_w).run(tokens, steps)
     scores_f, scores_q = rsgn_scores(params, runs_f.outputs), rsgn_scores(params, runs_q.outputs)
     alpha_f, h_f = (np.stack(x) for x in zip(*runs_f.outputs))
     alpha_q, h_q = (np.stack(x) for x in zip(*runs_q.outputs))

@@ -150,8 +150,25 @@ def test_export_split_w_h_writes_the_split_unit(trained_file, tmp_path, capsys):
     assert "--split-w-h: only with --fixed" in capsys.readouterr().err
 
 
+def test_export_per_target_w_gives_each_node_its_shift(trained_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h"]
+    assert main(argv + ["--per-target-w", "--input", "builtin:4", "--out", str(out)]) == 0
+    assert "W's exponent per target node" in capsys.readouterr().out
+    pop = json.loads((out / "metadata.json").read_text())["populations"][0]
+    assert pop["scalars"]["unit_model"] == "rsgn_fixed_split" and "m_shift" in pop["arrays"]
+    argv = ["export", str(trained_file), "--to", "lava", "--per-target-w"]
+    assert main(argv + ["--out", str(tmp_path / "o2")]) == 2
+    assert "--per-target-w: only with --fixed" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()  # a refused command leaves nothing
+
+
 @pytest.mark.lava
-@pytest.mark.parametrize("split", [[], ["--split-w-h"]], ids=["rsgn_fixed", "rsgn_fixed_split"])
+@pytest.mark.parametrize(
+    "split",
+    [[], ["--split-w-h"], ["--split-w-h", "--per-target-w"]],
+    ids=["rsgn_fixed", "rsgn_fixed_split", "split-per-target-w"],
+)
 def test_lava_environment_verifies_a_trained_model(trained_file, tmp_path, split):
     pytest.importorskip("lava")
     out = tmp_path / "out"

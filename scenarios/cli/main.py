@@ -98,6 +98,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         hardware=args.hardware,
         **({} if args.min_agreement is None else {"min_agreement": args.min_agreement}),
         split_w_h=args.split_w_h,
+        per_target_w=args.per_target_w,
     )
     return 0
 
@@ -501,6 +502,13 @@ def _add_export_command(sub) -> None:
         action="store_true",
         help="with --fixed, RSGN: W_h in two 8-bit parts (integer unit rsgn_fixed_split), which "
         "keeps a low-margin model's decisions better than 8-bit W_h (docs/lava.md)",
+    )
+    exp.add_argument(
+        "--per-target-w",
+        action="store_true",
+        help="with --fixed, RSGN: W (between nodes) with one exponent per target node, each node "
+        "shifting its own summed message; with --split-w-h it keeps the published models' "
+        "decisions (docs/lava.md)",
     )
     exp.add_argument(
         "--min-agreement",

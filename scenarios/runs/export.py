@@ -56,6 +56,7 @@ def export_model(
     hardware: str = "loihi2",
     min_agreement: float = DEFAULT_MIN_AGREEMENT,
     split_w_h: bool = False,
+    per_target_w: bool = False,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
     `fixed`: quantise to Loihi fixed point and log the quantisation's error (VN: over `steps`
@@ -63,7 +64,8 @@ def export_model(
     `report`: also write deployment.json (per-core use against `hardware`'s limits);
     `verify` of a fixed-point export also fails when the integer model agrees with the float one
     on less than `min_agreement` (AGREEMENT) of the quantisation report; `split_w_h`: an RSGN's
-    W_h in two 8-bit parts (the integer unit rsgn_fixed_split)."""
+    W_h in two 8-bit parts (the integer unit rsgn_fixed_split); `per_target_w`: an RSGN's W with
+    one exponent per target node (each node shifts its own message)."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -77,6 +79,8 @@ def export_model(
     min_agreement = require_fraction("--min-agreement", min_agreement)
     if split_w_h and not fixed:
         raise AtomsparkError("--split-w-h: only with --fixed (it chooses the integer RSGN unit)")
+    if per_target_w and not fixed:
+        raise AtomsparkError("--per-target-w: only with --fixed (it sets the integer W's format)")
     loaded = load_model(model_path)
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     require_run_memory(loaded, 1, steps, "--steps")
@@ -88,7 +92,7 @@ def export_model(
         what = f"{len(samples)} sample(s)" if loaded.kind == "rsgn" else f"{steps} steps"
         stage(f"quantising to Loihi fixed point and measuring its error over {what}")
         graph, result["quantization"] = _quantize(
-            loaded, graph, samples, steps, frac_bits, log, split_w_h
+            loaded, graph, samples, steps, frac_bits, log, split_w_h, per_target_w
         )
         if verify:
             result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
@@ -148,13 +152,15 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
 
 def _quantize(
     loaded: LoadedModel, graph: Graph, samples: np.ndarray, steps: int, frac_bits: int, log,
-    split_w_h: bool = False,
+    split_w_h: bool = False, per_target_w: bool = False,
 ) -> tuple:  # fmt: skip
     """The integer graph and its quantisation report (logged in one line)."""
     if loaded.kind == "rsgn":
-        return _quantize_rsgn(loaded, graph, samples, log, split_w_h)
+        return _quantize_rsgn(loaded, graph, samples, log, split_w_h, per_target_w)
     if split_w_h:
         raise AtomsparkError("--split-w-h: only RSGN models have a W_h (this is a VN model)")
+    if per_target_w:
+        raise AtomsparkError("--per-target-w: only for RSGN models (this is a VN model)")
     from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
 
     fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
@@ -168,14 +174,16 @@ def _quantize(
 
 
 def _quantize_rsgn(
-    loaded: LoadedModel, graph: Graph, samples: np.ndarray, log, split_w_h: bool
-) -> tuple:
+    loaded: LoadedModel, graph: Graph, samples: np.ndarray, log, split_w_h: bool,
+    per_target_w: bool = False,
+) -> tuple:  # fmt: skip
     from atomspark.mapping.quantize import quantize_rsgn_graph, rsgn_quantization_report
 
     params, config = loaded.model
-    fixed_graph = quantize_rsgn_graph(graph, split_w_h)
-    r = rsgn_quantization_report(params, config, samples, split_w_h)
+    fixed_graph = quantize_rsgn_graph(graph, split_w_h, per_target_w)
+    r = rsgn_quantization_report(params, config, samples, split_w_h, per_target_w)
     weights = "8-bit weights, W_h in two 8-bit parts" if split_w_h else "8-bit weights"
+    weights += ", W's exponent per target node" if per_target_w else ""
     log(
         f"[export] quantised to Loihi fixed point (alpha Q.12, h Q.10, {weights}), float vs "
         f"integer engine on {r.samples} sample(s) x {r.steps} steps: same class "
