@@ -159,7 +159,7 @@ def status_text(results: dict) -> str:
         text = "tuning stage only: every row on seed 0"
     else:
         text = f"{done} of {len(models)} rows on {len(PROTOCOL_SEEDS)} seeds"
-        text += ", the others on seed 0 only" if done < len(models) else ""
+        text += ", the others on fewer" if done < len(models) else ""
     if results.get("missing_models"):
         text += "; not run: " + ", ".join(results["missing_models"])
     return text
