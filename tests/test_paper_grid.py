@@ -359,8 +359,17 @@ def test_the_released_diagnosis_is_its_committed_models():
     models = sorted(diagnosis.MODELS.glob("*.npz"))
     committed = paper_tables.load_diagnosis()
     assert sorted(committed["runs"] if committed else []) == [p.stem for p in models]
-    if models:
-        assert diagnosis.diagnose(models[0]) == committed["runs"][models[0].stem]
+    if models:  # floats to 1e-5 (torch's sums may differ in the last bits across machines)
+        fresh, kept = diagnosis.diagnose(models[0]), committed["runs"][models[0].stem]
+        assert json.dumps(_rounded(fresh)) == json.dumps(_rounded(kept))
+
+
+def _rounded(obj):
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rounded(v) for v in obj]
+    return float(f"{obj:.5g}") if isinstance(obj, float) else obj
 
 
 def test_the_departures_block_of_models_md_is_generated():
