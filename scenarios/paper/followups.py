@@ -66,6 +66,34 @@ def released_table(results: dict, partial: dict) -> tuple[str, list[str]]:
     return head + "\n".join(rows) + "\n", missing
 
 
+EARLY = 10  # epochs of the slow start compared in released_start
+
+
+def released_start(results: dict, n: int = EARLY) -> str:
+    """One generated sentence per finished released cell: its first `n` epochs beside the main
+    grid's same cell (earlier rules), accuracy and validation loss ranges, and the first step's
+    loss: whether a slow start is the model's or the rule's."""
+    out = []
+    for name, _, _ in cells("released"):
+        run, base = results.get(("released", name)), results.get(("main", name))
+        if run is None or base is None:
+            continue
+        ranges = []
+        for r in (run, base):
+            rows = [e for e in r["epochs"] if e["epoch"] <= n]
+            acc = [100 * e["accuracy"] for e in rows]
+            loss = [e["loss"] for e in rows]
+            ranges.append(
+                f"{min(acc):.1f}-{max(acc):.1f} % (validation loss {min(loss):.1f}-{max(loss):.1f})"
+            )
+        out.append(
+            f"{name}, epochs 1-{n}: released rules {ranges[0]}, earlier rules {ranges[1]}; "
+            f"first training step's loss {run['first_step_loss']:.0f} and "
+            f"{base['first_step_loss']:.0f}."
+        )
+    return " ".join(out)
+
+
 def _sparse_run(results: dict, partial: dict, name: str) -> tuple[dict | None, str]:
     run, state = _pick(results, partial, ("sparse-threshold", name))
     if run is None and name == "target0.02-sigma0.05-k0-e50-seed42":

@@ -28,7 +28,11 @@ from atomspark.scenarios.paper.figures import (  # noqa: F401  (MODELS, load_res
     load_results,
     percent,
 )
-from atomspark.scenarios.paper.followups import released_table, sparse_threshold_table
+from atomspark.scenarios.paper.followups import (
+    released_start,
+    released_table,
+    sparse_threshold_table,
+)
 from atomspark.scenarios.paper.grid import cells
 from atomspark.scenarios.paper.layout import RESULTS, SEEDS, TASKS
 from atomspark.sim.core import atomic_write_text
@@ -328,6 +332,12 @@ def _followups(parts: list[str], results: dict, partial: dict, diagnosis: dict |
         "only in its Hebbian learner (the default since, docs/models.md). Both rules at the "
         "epochs the rerun has done; a row still running is progress, not a result.\n\n" + table
     )
+    start = released_start(results)
+    if start:
+        parts.append(
+            "The slow start of the published models (the read-out sums 256 layer-normed states, "
+            f"so the logits are large) under both rules: {start}\n"
+        )
     if diagnosis:
         parts.append(
             "What the released rules left in the finished models (`python -m "
