@@ -63,9 +63,8 @@ def export_model(
     steps of the exported graph; RSGN: over all of `inputs`, each the model's K + 1 steps);
     `report`: also write deployment.json (per-core use against `hardware`'s limits);
     `verify` of a fixed-point export also fails when the integer model agrees with the float one
-    on less than `min_agreement` (AGREEMENT) of the quantisation report; `split_w_h`: an RSGN's
-    W_h in two 8-bit parts (the integer unit rsgn_fixed_split); `per_target_w`: an RSGN's W with
-    one exponent per target node (each node shifts its own message)."""
+    on less than `min_agreement` (AGREEMENT) of the quantisation report; RSGN `split_w_h`: W_h in
+    two 8-bit parts (rsgn_fixed_split), `per_target_w`: W's exponent per target node."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -77,10 +76,7 @@ def export_model(
     if verify and to == "lava":
         require_lava()
     min_agreement = require_fraction("--min-agreement", min_agreement)
-    if split_w_h and not fixed:
-        raise AtomsparkError("--split-w-h: only with --fixed (it chooses the integer RSGN unit)")
-    if per_target_w and not fixed:
-        raise AtomsparkError("--per-target-w: only with --fixed (it sets the integer W's format)")
+    _require_fixed(fixed, split_w_h=split_w_h, per_target_w=per_target_w)
     loaded = load_model(model_path)
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     require_run_memory(loaded, 1, steps, "--steps")
@@ -148,6 +144,15 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
         log(line)
     log(f"[deploy] wrote {out}/deployment.json")
     return {"fits": rep.fits, "cores": len(rep.cores), "problems": rep.problems}
+
+
+def _require_fixed(fixed: bool, **options: bool) -> None:
+    """The integer-format options are refused without --fixed, in one line."""
+    what = {"split_w_h": "it chooses the integer RSGN unit", "per_target_w": "it sets W's format"}
+    for name, given in options.items():
+        if given and not fixed:
+            flag = "--" + name.replace("_", "-")
+            raise AtomsparkError(f"{flag}: only with --fixed ({what[name]})")
 
 
 def _quantize(
