@@ -120,9 +120,31 @@ def section(results: dict) -> str:
     )
     body = markdown(results).split("\n", 2)[2].replace("\n## ", "\n#### ").lstrip("# ")
     summary = "\n".join(summary_lines(results))
-    todo = "\n".join(completion_commands(results))
-    todo = f"\n\nTo run the missing cells:\n\n```bash\n{todo}\n```" if todo else ""
+    todo_lines = "\n".join(completion_commands(results))
+    unrun = unrun_grid_cells(REPO / "docs" / "results" / "bench" / results["family"])
+    listed = "; ".join(f"{sub}: {', '.join(map(_short, ids))}" for sub, ids in unrun.items())
+    todo = f"\n\nGrid cells not run: {listed}." if listed else ""
+    todo += f"\n\nTo run the missing cells:\n\n```bash\n{todo_lines}\n```" if todo_lines else ""
     return f"{head}\n\n{summary}\n\n#### {body.strip()}{todo}\n"
+
+
+def _short(cell_id: str) -> str:
+    """A sweep cell's id without its hash and the 'variant=' prefix."""
+    return cell_id.rsplit("_", 1)[0].replace("variant=", "")
+
+
+def unrun_grid_cells(folder: Path) -> dict[str, list[str]]:
+    """Per sweep folder under a family folder (relative path): the ids of its grid's cells that
+    have not finished (a grid that was only partly run, e.g. with --only)."""
+    from atomspark.scenarios.sweep.run import plan_grid
+
+    out = {}
+    for grid in sorted(Path(folder).rglob("grid.toml")):
+        done = {p.parent.name for p in grid.parent.glob("cells/*/bench_cell.json")}
+        left = [c.id for c in plan_grid(grid).cells if c.id not in done]
+        if left:
+            out[str(grid.parent.relative_to(folder))] = left
+    return out
 
 
 def completion_commands(results: dict) -> list[str]:
@@ -131,22 +153,28 @@ def completion_commands(results: dict) -> list[str]:
     name = results["family"]
     folder, grids = f"docs/results/bench/{name}", str(GRIDS)
     lines = []
+    unrun = unrun_grid_cells(REPO / folder)
     for m in results.get("missing_models", []):
         own = f"{name}-{m.lower()}.toml"  # a model with a grid of its own (fn1d's Mamba)
-        if (REPO / GRIDS / own).exists():
+        if (REPO / GRIDS / own).exists() and f"{m.lower()}" not in unrun:
             lines.append(f"atomspark sweep {grids}/{own} --out {folder}/{m.lower()} --workers 1")
-        else:
+    for sub in unrun:  # partly run sweep folders (the seeds stages are written below)
+        if not sub.startswith("seeds"):
             lines.append(
-                f"atomspark sweep {grids}/{name}-tune.toml --out {folder}/tune --workers 1 "
-                f"--only '*{m}-*'"
+                f"atomspark sweep {folder}/{sub}/grid.toml --out {folder}/{sub} --workers 1"
             )
-    partial = [m for m, e in results["models"].items() if len(e["seeds"]) < len(PROTOCOL_SEEDS)]
-    if partial:
+    stages: dict[str, list[str]] = {}  # the seeds stage a model's chosen cells are in
+    for m, e in results["models"].items():
+        if len(e["seeds"]) < len(PROTOCOL_SEEDS):
+            stage = next((f for f in e.get("folders", []) if f.startswith("seeds")), "seeds")
+            stages.setdefault(stage, []).append(m)
+    for stage, models in stages.items():
+        flag = "" if stage == "seeds" else f" --stage {stage}"
         lines += [
             f"python -m atomspark.scenarios.bench.report --final-grid {folder} "
-            f"--models {','.join(partial)}",
-            f"for m in {' '.join(partial)}; do atomspark sweep {grids}/{name}-seeds/$m.toml "
-            f"--out {folder}/seeds/$m --workers 1; done",
+            f"--models {','.join(models)}{flag}",
+            f"for m in {' '.join(models)}; do atomspark sweep {grids}/{name}-{stage}/$m.toml "
+            f"--out {folder}/{stage}/$m --workers 1; done",
         ]
     return lines
 

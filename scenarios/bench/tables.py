@@ -73,6 +73,7 @@ def _entry(group: list[dict], splits: list[str]) -> dict:
     first = group[0]
     entry = {
         "seeds": [c["seed"] for c in group],
+        "folders": sorted({c["source"].split("/")[0] for c in group if "source" in c}),
         "kind": first["kind"],
         "params": first["params"],
         "config": first["config"],
