@@ -3,6 +3,7 @@
 #   .venv       (Python 3.11, torch, Brian2): every test except those that need Lava
 #   .venv-lava  (Python 3.10, lava-nc 0.10.0): the Lava tests, then the suite's portable part
 #               (numpy 1.26, networkx 2.8) without the torch tests
+# The two runs go side by side; ruff first.
 # Extra arguments go to both pytest runs (e.g. -k settle, -x).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,12 +23,24 @@ run_pytest() {  # run_pytest ENV-DIR NAME ARGS...
     [ $rc -eq 0 ] || status=1
 }
 
-run_pytest .venv "py311-torch" -m "not lava" "$@"
+# The two environments run side by side (one core each on a 2-core machine); the Lava run's output
+# is kept in a file and printed after the first run's, so the two do not interleave.
+lava_log=""
 if [ -x .venv-lava/bin/python ]; then
-    run_pytest .venv-lava "py310-lava" -m "not torch and not slow" "$@"
+    lava_log=$(mktemp)
+    (run_pytest .venv-lava "py310-lava" -m "not torch and not slow" "$@"; echo "status=$status") \
+        >"$lava_log" 2>&1 &
+    lava_pid=$!
 else
     echo "warning: .venv-lava missing (no Python 3.10): Lava tests did NOT run" >&2
     [ "${ATOMSPARK_NO_LAVA:-0}" = 1 ] || status=1
+fi
+run_pytest .venv "py311-torch" -m "not lava" "$@"
+if [ -n "$lava_log" ]; then
+    wait "$lava_pid"
+    cat "$lava_log"
+    grep -q "^status=0$" "$lava_log" || status=1
+    rm -f "$lava_log"
 fi
 [ $status -eq 0 ] && echo "ALL TEST RUNS PASSED" || echo "SOME TEST RUNS FAILED"
 exit $status
