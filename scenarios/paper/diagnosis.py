@@ -32,6 +32,7 @@ from atomspark.sim.core import atomic_write_text
 MODELS = RESULTS / "models" / "released"
 OUT = RESULTS / "released_diagnosis.json"
 AT_PROJECTION = 1e-6  # |norm - position_max_norm| below this: the node was projected
+BOUND_TOL = 1e-6  # a float32 threshold clamped to 0.99 reads 0.9900000095: still at the bound
 
 
 def diagnose(path: Path) -> dict:
@@ -70,7 +71,7 @@ def diagnose(path: Path) -> dict:
             "median": float(np.median(theta)),
             "max": float(theta.max()),
             "bounds": [lo, hi],
-            "outside_bounds": int(np.sum((theta < lo) | (theta > hi))),
+            "outside_bounds": int(np.sum((theta < lo - BOUND_TOL) | (theta > hi + BOUND_TOL))),
         },
         "positions": {
             "n_nodes": rc.n_nodes,
