@@ -1,14 +1,19 @@
 """RSGN slow time scale: reward-modulated Hebbian affinities, homeostatic thresholds, and
 structural pruning / sprouting of the sparse graph. All functions return new arrays/params.
 
-Affinity rule: Delta a_ij = lr * mean_b(alpha_i) * mean_b(alpha_j) * R with R = -(loss - baseline)
-and a running-mean loss baseline. The released code (HasiHays/RSGN, hebbian.py) sets R = -loss and
-multiplies its learning rate in twice (Delta already holds lr, then the factor update is scaled by lr
-again: steps of ~1e-6). Here lr is applied exactly once:
-- sparse mode: a_ij += decay * Delta a_ij on existing edges, clipped to [0, 1];
+Affinity rule: Delta a_ij = lr * mean_b(alpha_i) * mean_b(alpha_j) * R, applied as a step of
+size s = decay * Delta:
+- sparse mode: a_ij += s_ij on existing edges, clipped to [0, 1];
 - published mode (low-rank a = sigmoid(u v^T)): one unit-step gradient step on u of
-  1/2 ||sigmoid(u v^T) - (sigmoid(u v^T) + decay Delta)||^2, i.e. u += decay (Delta * sigma') v,
-  whose first-order effect on a_ij is Delta a_ij scaled by the local sigmoid slope.
+  1/2 ||sigmoid(u v^T) - (sigmoid(u v^T) + s)||^2, i.e. u += (s * sigma') v, whose first-order
+  effect on a_ij is s_ij scaled by the local sigmoid slope.
+Two choices, each with the released notebook's rule (HasiHays/RSGN, RSGN-colab.ipynb and
+src/hebbian.py) as an option:
+- hebbian_reward "baseline" (default): R = -(loss - running mean of the loss); "raw": R = -loss
+  (the notebook passes -loss.item());
+- hebbian_step "once" (default): lr applied once, as above; "released": the notebook's factor
+  step, u -= lr * grad with Delta already holding lr, i.e. s = lr * decay * Delta (steps of
+  about 1e-6). The notebook has no sparse mode; there "released" scales the edge step alike.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from atomspark.sim.core import (
 )
 from scipy.special import expit
 
+HEBBIAN_REWARDS = ("baseline", "raw")  # R = -(loss - running baseline) | R = -loss (notebook)
+HEBBIAN_STEPS = ("once", "released")  # lr applied once | twice, as the notebook does
+
 
 @dataclass(frozen=True)
 class PlasticityConfig:
@@ -43,6 +51,8 @@ class PlasticityConfig:
     sprout_affinity: float = 0.1
     max_sprout: int = 20
     max_out_degree: int | None = None
+    hebbian_reward: str = "baseline"
+    hebbian_step: str = "once"
 
     def __post_init__(self) -> None:
         require_positive("lr_affinity", self.lr_affinity, allow_zero=True)
@@ -60,6 +70,29 @@ class PlasticityConfig:
         require_int("max_sprout", self.max_sprout, minimum=0)
         if self.max_out_degree is not None:
             require_int("max_out_degree", self.max_out_degree, minimum=1)
+        for name, allowed in (
+            ("hebbian_reward", HEBBIAN_REWARDS),
+            ("hebbian_step", HEBBIAN_STEPS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise AtomsparkError(
+                    f"{name}: must be one of {', '.join(allowed)}, got {getattr(self, name)!r}"
+                )
+
+    @property
+    def affinity_step(self) -> float:
+        """The factor of mean(alpha_i) mean(alpha_j) R in one affinity step: lr * decay, or
+        lr * decay * lr with hebbian_step "released" (the notebook's lr applied twice)."""
+        step = self.lr_affinity * self.affinity_decay
+        return step * self.lr_affinity if self.hebbian_step == "released" else step
+
+
+def check_reward_rule(rule: str) -> None:
+    """One line naming the allowed Hebbian reward rules."""
+    if rule not in HEBBIAN_REWARDS:
+        raise AtomsparkError(
+            f"hebbian_reward: must be one of {', '.join(HEBBIAN_REWARDS)}, got {rule!r}"
+        )
 
 
 @dataclass
@@ -69,11 +102,15 @@ class RewardBaseline:
     value: float = 0.0
     initialised: bool = False
 
-    def reward(self, loss: float, momentum: float) -> float:
-        """Reward for this loss against the baseline so far, then fold the loss into it."""
+    def reward(self, loss: float, momentum: float, rule: str = "baseline") -> float:
+        """Reward for this loss against the baseline so far, then fold the loss into it; rule
+        "raw" (the released notebook) returns -loss and leaves the baseline as it is."""
+        check_reward_rule(rule)
         loss = float(loss)
         if not np.isfinite(loss):
             raise AtomsparkError(f"loss: must be finite, got {loss!r}")
+        if rule == "raw":
+            return -loss
         if not self.initialised:
             self.value, self.initialised = loss, True
         r = -(loss - self.value)
@@ -92,12 +129,13 @@ def _mean_activity(name: str, alpha, n_nodes: int) -> np.ndarray:
 def hebbian_affinity_update(
     params: RSGNParams, config: RSGNConfig, alpha, reward: float, pcfg: PlasticityConfig
 ) -> RSGNParams:
-    """Apply Delta a_ij = lr * mean(alpha_i) mean(alpha_j) * R once (see module docstring)."""
+    """One affinity step of pcfg.affinity_step * mean(alpha_i) mean(alpha_j) * R (module
+    docstring: lr once, or twice with hebbian_step "released")."""
     m = _mean_activity("alpha", alpha, config.n_nodes)
     r = float(reward)
     if not np.isfinite(r):
         raise AtomsparkError(f"reward: must be finite, got {reward!r}")
-    scale = pcfg.lr_affinity * pcfg.affinity_decay * r
+    scale = pcfg.affinity_step * r
     if config.mode == "published":
         a = expit(params.affinity_u @ params.affinity_v.T)
         delta = scale * np.outer(m, m) * a * (1.0 - a)

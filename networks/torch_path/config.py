@@ -128,6 +128,10 @@ _SECTIONS = {
         "homeostasis_scope": (str, "node"),  # "node" (released code) or "global"
         "homeostasis_signal": (str, "alpha"),  # "alpha" (released code) or "events"
         "learn_thresholds": (bool, True),  # thresholds also trained by the optimiser (released)
+        # "baseline": R = -(loss - running baseline); "raw": R = -loss (released notebook)
+        "hebbian_reward": (str, "baseline"),
+        # "once": the affinity learning rate applied once; "released": twice (released notebook)
+        "hebbian_step": (str, "once"),
     },
     "hebb": {
         "rho_s": (_NUM, 5.0),
@@ -233,6 +237,11 @@ HELP = {
     "activation, released code) or `events` (fraction of nodes above the event cutoff)",
     "plasticity.learn_thresholds": "RSGN: the optimiser also trains the thresholds (released "
     "code); false: the homeostat alone sets them",
+    "plasticity.hebbian_reward": "RSGN: the Hebbian reward, `baseline` (R = -(loss - running "
+    "mean of the loss)) or `raw` (R = -loss: released notebook)",
+    "plasticity.hebbian_step": "RSGN: `once` (the affinity step is lr_affinity x decay x "
+    "mean(alpha_i) mean(alpha_j) R) or `released` (lr_affinity applied twice, steps of about "
+    "1e-6: released notebook)",
     "hebb.rho_s": "VN: Atomic-Hebb rate of S (>= 0)",
     "hebb.rho_u": "VN: Atomic-Hebb rate of U (>= 0)",
     "hebb.normalize": "VN: rescale touched atoms to unit norm after each update",
@@ -275,6 +284,8 @@ IDENTITY_NEUTRAL = {
     "model.position_projection": "in-place",
     "model.threshold_clamp": "every-step",
     "model.threshold_rule": "sigmoid",
+    "plasticity.hebbian_reward": "baseline",
+    "plasticity.hebbian_step": "once",
 }
 
 
@@ -301,6 +312,8 @@ _CHOICES = {
     "model.position_projection": ("forward", "in-place"),
     "model.threshold_clamp": ("homeostat", "every-step"),
     "model.threshold_rule": ("sigmoid", "resting-subtracted"),
+    "plasticity.hebbian_reward": ("baseline", "raw"),
+    "plasticity.hebbian_step": ("once", "released"),
 }
 
 
@@ -384,6 +397,8 @@ PLASTICITY_KEYS = (
     "sprout_correlation",
     "sprout_affinity",
     "max_sprout",
+    "hebbian_reward",
+    "hebbian_step",
 )
 
 

@@ -7,7 +7,7 @@ waits for the device. The structural prune/sprout step (once per epochs) stays i
 from __future__ import annotations
 
 import torch
-from atomspark.networks.rsgn.plasticity import PlasticityConfig
+from atomspark.networks.rsgn.plasticity import PlasticityConfig, check_reward_rule
 from atomspark.networks.torch_path.rsgn_torch import TorchRSGN
 from atomspark.sim.core import AtomsparkError
 
@@ -19,9 +19,13 @@ class DeviceRewardBaseline:
         self.value = torch.full((), float(value), dtype=torch.float64, device=device)
         self.initialised = torch.full((), bool(initialised), dtype=torch.bool, device=device)
 
-    def reward(self, loss: torch.Tensor, momentum: float) -> torch.Tensor:
-        """Reward for this loss (a device scalar), then fold the loss into the baseline."""
+    def reward(self, loss: torch.Tensor, momentum: float, rule: str = "baseline") -> torch.Tensor:
+        """Reward for this loss (a device scalar), then fold the loss into the baseline; rule
+        "raw" (the released notebook) returns -loss and leaves the baseline as it is."""
+        check_reward_rule(rule)
         loss = loss.detach().to(torch.float64)
+        if rule == "raw":
+            return -loss
         self.value = torch.where(self.initialised, self.value, loss)
         self.initialised = torch.ones_like(self.initialised)
         r = -(loss - self.value)
@@ -37,9 +41,10 @@ class DeviceRewardBaseline:
 def hebbian_affinity_(
     module: TorchRSGN, alpha: torch.Tensor, reward: torch.Tensor, pcfg: PlasticityConfig
 ) -> None:
-    """Delta a_ij = lr * mean(alpha_i) mean(alpha_j) * R, in place (plasticity.py's rule)."""
+    """One affinity step of pcfg.affinity_step * mean(alpha_i) mean(alpha_j) * R, in place
+    (plasticity.py's rule, its hebbian_step included)."""
     m = alpha.detach().to(module.positions.dtype).mean(0)
-    scale = (pcfg.lr_affinity * pcfg.affinity_decay * reward).to(m.dtype)
+    scale = (pcfg.affinity_step * reward).to(m.dtype)
     if module.config.mode == "published":
         u, v = module.affinity_u, module.affinity_v
         a = torch.sigmoid(u @ v.T)

@@ -255,7 +255,8 @@ def _rsgn_step(module, opt, sched, xb, yb, cfg, slow: dict) -> dict:
     alpha = alpha.detach()
     p = cfg["plasticity"]
     if p["enabled"]:
-        reward = slow["baseline"].reward(loss, slow["pcfg"].baseline_momentum)
+        pcfg = slow["pcfg"]
+        reward = slow["baseline"].reward(loss, pcfg.baseline_momentum, pcfg.hebbian_reward)
         hebbian_affinity_(module, alpha, reward, slow["pcfg"])
         homeostatic_thresholds_(
             module, alpha, p["lr_threshold"], p["homeostasis_scope"], p["homeostasis_signal"]

@@ -2,8 +2,10 @@
 threshold clamp), generated from the committed JSON: each RSGN cell of the `released` grid (seed
 42, and seeds 43-44 of a cell whose seed 42 moved) against the same cell of the main grid (the
 earlier rules) and that cell's range over seeds 42-44, with the diagnosis of the finished models
-(paper/diagnosis.py). `python -m atomspark.scenarios.paper.tables` rewrites this block together
-with the other generated docs."""
+(paper/diagnosis.py). Then the two Hebbian departures (reward, step size): each cell of the
+`notebook-hebbian` grid (the notebook's learner) against the same `released` cell (atomspark's).
+`python -m atomspark.scenarios.paper.tables` rewrites this block together with the other
+generated docs."""
 
 from __future__ import annotations
 
@@ -76,8 +78,60 @@ def render_departures(results: dict, partial: dict, diagnosis: dict | None) -> s
         + "\n".join(rows)
         + "\n\nOne validation sequence is "
         + " and ".join(steps)
-        + ": a difference of a few tenths is a handful of sequences.\n"
+        + ": a difference of a few tenths is a handful of sequences.\n\n"
+        + hebbian_departures(results, partial)
     )
+
+
+HEBBIAN_COMMAND = "atomspark sweep scenarios/configs/grids/rsgn-paper-notebook-hebbian.toml"
+
+
+def hebbian_departures(results: dict, partial: dict) -> str:
+    """The Hebbian reward and step-size departures: the notebook's learner (R = -loss, lr applied
+    twice) against atomspark's (running baseline, lr once), both under the released constraints
+    at seed 42; a difference of the best counts when it exceeds the main grid's seed range."""
+    head = (
+        "**The two Hebbian departures** (reward R = -loss and the learning rate applied twice, "
+        f"as the notebook does; `{HEBBIAN_COMMAND}`):\n\n"
+        "| cell | notebook's learner: best / last % | atomspark's learner (released grid, same "
+        "seed): best / last % | difference of the best, points | earlier rules, seeds 42-44: "
+        "best, lowest - highest % | effect |\n|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for name, _, cell in cells("notebook-hebbian"):
+        notebook, atomspark = (
+            _state(results, partial, (grid, name), cell.params["epochs"])
+            for grid in ("notebook-hebbian", "released")
+        )
+        seeds = [
+            r["best"]["accuracy"] for s in SEEDS if (r := results.get(("main", _seed(name, s))))
+        ]
+        span = f"{100 * min(seeds):.1f} - {100 * max(seeds):.1f}" if seeds else "-"
+        run, base = results.get(("notebook-hebbian", name)), results.get(("released", name))
+        diff, effect = "-", "-"
+        if run and base:
+            gap = run["best"]["accuracy"] - base["best"]["accuracy"]
+            diff = f"{100 * gap:+.1f}"
+            if len(seeds) == len(SEEDS):
+                effect = spread_verdict(gap, max(seeds) - min(seeds))
+        rows.append(f"| {name} | {notebook} | {atomspark} | {diff} | {span} | {effect} |")
+    return head + "\n".join(rows) + "\n"
+
+
+def spread_verdict(gap: float, width: float) -> str:
+    """A difference of best accuracies against the width of a seed range (both fractions)."""
+    if abs(gap) <= width:
+        return f"within the seed range's width ({100 * width:.1f} points): no measurable effect"
+    moved = f"{100 * abs(gap):.1f} points, wider than the seed range ({100 * width:.1f})"
+    return f"{moved}: run seeds 43-44"
+
+
+def _state(results: dict, partial: dict, key: tuple[str, str], epochs: int) -> str:
+    """best / last of a usable cell, else its progress or "not started"."""
+    if key in results:
+        return _pair(results[key])
+    going = partial.get(key)
+    return f"running, epoch {going['last']['epoch']} of {epochs}" if going else "not started"
 
 
 def _pair(run: dict) -> str:

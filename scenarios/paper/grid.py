@@ -14,7 +14,9 @@ The grids are sweep files in scenarios/configs/grids/ (the sweep verb runs and r
   constraints (the default since; the other grids pin the rule they ran under), and seeds 43-44
   of a cell whose seed 42 left the main grid's seed range;
 - sparse-threshold: sparse RSGN at the 2 % target, 50 epochs, seeds 42-44, K = 5 with the
-  resting-subtracted soft threshold against its K = 0 control.
+  resting-subtracted soft threshold against its K = 0 control;
+- notebook-hebbian: the two Hebbian cells of `released` (seed 42) with the released notebook's
+  own Hebbian learner (reward -loss, learning rate applied twice), measured against them.
 Besides the cells: the scikit-learn floor on both data streams, and its spread over 20 draws of
 the data set and split (`data-draws`), which says how far the data draw alone moves a figure.
 
@@ -43,8 +45,9 @@ GRIDS = {
     "notebook": ("rsgn-paper-notebook-data",),
     "released": ("rsgn-paper-released-constraints", "rsgn-paper-released-constraints-seeds43-44"),
     "sparse-threshold": ("rsgn-paper-sparse-threshold",),
+    "notebook-hebbian": ("rsgn-paper-notebook-hebbian",),
 }
-SEEDED = ("main", "notebook", "released", "sparse-threshold")  # cell names carry the seed
+SEEDED = ("main", "notebook", "released", "sparse-threshold", "notebook-hebbian")  # seed in name
 MODEL_GRIDS = ("released", "sparse-threshold")  # their trained models are committed too
 STREAMS = {"generator": "main", "notebook": "notebook"}  # data stream -> grid of its floor
 DRAWS = tuple(range(42, 62))  # data and split seeds of the floor's spread (42: the tables' own)

@@ -354,7 +354,16 @@ def _followups(parts: list[str], results: dict, partial: dict, diagnosis: dict |
         "or more above K = 0 at no more than 2 % activity over all steps, over three seeds.\n\n"
         + table
     )
-    return missing + miss
+    hebbian = [n for n, _, _ in cells("notebook-hebbian") if ("notebook-hebbian", n) not in results]
+    parts.append(
+        "### The released notebook's Hebbian learner (seed 42)\n\nThe two Hebbian cells of the "
+        "released grid rerun with the notebook's reward (R = -loss, no running baseline) and "
+        'step size (the learning rate applied twice): `plasticity.hebbian_reward = "raw"`, '
+        '`plasticity.hebbian_step = "released"`. Their effect against the released grid\'s '
+        "cells is generated into [docs/models.md](models.md) (Departures from the released "
+        "notebook).\n"
+    )
+    return missing + miss + [f"notebook-hebbian/{n}" for n in hebbian]
 
 
 def _status(missing: list[str], incomplete: list[str], stale: list[str], partial: dict):
