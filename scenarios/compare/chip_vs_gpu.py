@@ -432,19 +432,13 @@ class _CompareRun:
 def _compare_vn(run: _CompareRun, model) -> tuple:
     """VN on the engine (float, then fixed point), in torch, and the GPU's own algorithm;
     returns (chip row, GPU variants, chip backend name, how the chip's steps were chosen)."""
-    x, n, hardware, gpu, stage = run.x, len(run.x), run.hardware, run.gpu, run.stage
-    torch_device, tdtype, backends, report = (
-        run.device,
-        run.dtype,
-        run.report["backends"],
-        run.report,
-    )
+    x, stage, report, backends = run.x, run.stage, run.report, run.report["backends"]
     steps, fixed_point = run.steps, run.fixed_point
     codes_f, prof_f, graph_f, wall_f, traced_f = _vn_engine(model, x, steps, fixed=False)
-    stage(f"{n} sample(s) in torch on {torch_device}")
-    costs_f = _chip_costs(graph_f, prof_f, hardware, gpu, n)
+    stage(f"{len(x)} sample(s) in torch on {run.device}")
+    costs_f = _chip_costs(graph_f, prof_f, run.hardware, run.gpu, len(x))
     entry_t, codes_t = _torch_backend(
-        "vn", model, x, torch_device, tdtype, gpu, costs_f["comparison"].dense
+        "vn", model, x, run.device, run.dtype, run.gpu, costs_f["comparison"].dense
     )
     entry_t["reconstruction_error"] = vn_reconstruction_error(model, x, codes_t)
     backends["torch"] = entry_t
@@ -454,10 +448,10 @@ def _compare_vn(run: _CompareRun, model) -> tuple:
     backends["engine_float"]["reconstruction_error"] = vn_reconstruction_error(model, x, codes_f)
     backends["engine_float"]["steps_per_sample"] = steps
     if fixed_point:
-        stage(f"{n} sample(s) on the fixed-point engine")
+        stage(f"{len(x)} sample(s) on the fixed-point engine")
     if fixed_point and model.layers[-1].topk is None:
         codes_q, prof_q, graph_q, wall_q, traced_q = _vn_engine(model, x, steps, fixed=True)
-        costs_q = _chip_costs(graph_q, prof_q, hardware, gpu, n)
+        costs_q = _chip_costs(graph_q, prof_q, run.hardware, run.gpu, len(x))
         entry = _engine_entry(
             costs_q, wall_q, _mean_active_fraction(prof_q), vn_agreement(codes_t, codes_q)
         )
@@ -480,14 +474,14 @@ def _compare_vn(run: _CompareRun, model) -> tuple:
     chip_costs = costs_q if chip_name == "engine_fixed" else costs_f
     if chip["fits"]:
         report["gpu_fair"] = vn_gpu_side(
-            model, x, codes_t, chip_codes, gpu, chip["energy_per_sample_j"],
-            chip["latency_per_sample_s"], torch_device,
+            model, x, codes_t, chip_codes, run.gpu, chip["energy_per_sample_j"],
+            chip["latency_per_sample_s"], run.device,
         )  # fmt: skip
         report["gpu_fair"]["chip_backend"] = chip_name
     fixed = chip_name == "engine_fixed"
     row, stop_codes, stops = _vn_chip_at_target(
         prof_q if fixed else prof_f, traced_q if fixed else traced_f, chip_costs["graph"],
-        codes_t, hardware,
+        codes_t, run.hardware,
     )  # fmt: skip
     variants = vn_gpu_variants(model, x, codes_t, stop_codes)
     chip_steps = (
@@ -500,20 +494,14 @@ def _compare_vn(run: _CompareRun, model) -> tuple:
 def _compare_rsgn(run: _CompareRun, model, cutoffs) -> tuple:
     """RSGN on the engine (float, then fixed point), in torch, the GPU's own algorithm and the
     event-cutoff sweep; returns (chip row, GPU variants, chip backend name, "K + 1")."""
-    x, n, hardware, gpu, stage = run.x, len(run.x), run.hardware, run.gpu, run.stage
-    torch_device, tdtype, backends, report = (
-        run.device,
-        run.dtype,
-        run.report["backends"],
-        run.report,
-    )
+    x, stage, report, backends = run.x, run.stage, run.report, run.report["backends"]
     labels, fixed_point = run.labels, run.fixed_point
     params, config = model
     scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
-    costs_e = _chip_costs(graph_e, prof_e, hardware, gpu, n, params.positions)
-    stage(f"{n} sample(s) in torch on {torch_device}")
+    costs_e = _chip_costs(graph_e, prof_e, run.hardware, run.gpu, len(x), params.positions)
+    stage(f"{len(x)} sample(s) in torch on {run.device}")
     entry_t, (scores_t, _) = _torch_backend(
-        "rsgn", model, x, torch_device, tdtype, gpu, costs_e["comparison"].dense
+        "rsgn", model, x, run.device, run.dtype, run.gpu, costs_e["comparison"].dense
     )
     entry_t["accuracy"] = _accuracy(scores_t, labels)
     backends["torch"] = entry_t
@@ -524,17 +512,17 @@ def _compare_rsgn(run: _CompareRun, model, cutoffs) -> tuple:
     entry["semantics"] = f"{config.mode} (cutoff {config.cutoff})"
     backends["engine_float"] = entry
     if fixed_point:
-        stage(f"{n} sample(s) on the fixed-point engine")
+        stage(f"{len(x)} sample(s) on the fixed-point engine")
         backends["engine_fixed"] = _rsgn_fixed_entry(
-            params, config, x, labels, scores_t, scores_e, hardware, gpu
+            params, config, x, labels, scores_t, scores_e, run.hardware, run.gpu
         )
     chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
     chip = backends[chip_name]
     stage("the GPU's own algorithm on the same samples")
     if chip["fits"]:
         report["gpu_fair"] = rsgn_gpu_side(
-            params, config, graph_e, x, gpu, chip["energy_per_sample_j"],
-            chip["latency_per_sample_s"], torch_device,
+            params, config, graph_e, x, run.gpu, chip["energy_per_sample_j"],
+            chip["latency_per_sample_s"], run.device,
         )  # fmt: skip
         report["gpu_fair"]["chip_backend"] = chip_name
         report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
@@ -548,13 +536,13 @@ def _compare_rsgn(run: _CompareRun, model, cutoffs) -> tuple:
     agreement = chip["agreement_vs_torch"]["decision_agreement"]
     variants = rsgn_gpu_variants(params, config, graph_e, x, agreement)
     row = chip_row(
-        chip_costs["graph"], chip_costs["profile"], load_hardware(hardware), n,
+        chip_costs["graph"], chip_costs["profile"], load_hardware(run.hardware), len(x),
         params.positions,
     )  # fmt: skip
     if cutoffs:
         stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")
         report["cutoff_sweep"] = rsgn_cutoff_sweep(
-            params, config, x, labels, scores_t, cutoffs, hardware, gpu
+            params, config, x, labels, scores_t, cutoffs, run.hardware, run.gpu
         )
     return row, variants, chip_name, "K + 1"
 
