@@ -150,7 +150,6 @@ class Bumps2dSizes(ProtocolSizes):
     vn_interface: int = 64
     vn_atoms2: int = 64
     max_epochs: int = 200
-    conv_epochs: int = 40  # the ConvAE's cap: about 25 s per epoch on this CPU
     conv_channels: int = 24
     vae_hidden: int = 40
     slot_hidden: int = 32
@@ -168,7 +167,6 @@ def sizes(quick: bool) -> Bumps2dSizes:
             vn_joint_epochs=1,
             vn_sweeps=3,
             max_epochs=4,
-            conv_epochs=3,
         )
     return Bumps2dSizes()
 
@@ -191,16 +189,12 @@ def make_data(s: Bumps2dSizes, seed: int) -> BenchData:
 def models(s: Bumps2dSizes, data: BenchData) -> dict:
     d = SIDE * SIDE
 
-    def network(label, build, cfg=None):
-        return lambda device: TorchBench(build, cfg or train_config(s), NOISE, device, label)
+    def network(label, build):
+        return lambda device: TorchBench(build, train_config(s), NOISE, device, label)
 
     return {
         **vn_models(s, d),
-        "ConvAE": network(
-            "ConvAE",
-            partial(ConvAutoencoder, side=SIDE, channels=s.conv_channels),
-            train_config(s, epochs=s.conv_epochs),
-        ),
+        "ConvAE": network("ConvAE", partial(ConvAutoencoder, side=SIDE, channels=s.conv_channels)),
         "VAE": network("VAE", partial(MLPVAE, dim=d, hidden=s.vae_hidden, latent=16)),
         "SlotDecoder": network(
             "SlotDecoder",
