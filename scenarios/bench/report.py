@@ -224,6 +224,11 @@ def verdict_section(all_results: dict[str, dict | None]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def verdict_headline(all_results: dict[str, dict | None]) -> str:
+    """The verdict's count sentence, which the README quotes (between its bench:verdict markers)."""
+    return verdict_section(all_results).split("\n", 1)[0] + "\n"
+
+
 def _either(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
@@ -314,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folders", nargs="+", help="benchmark family folders")
     parser.add_argument("--doc", default="docs/benchmarks_vn.md")
+    parser.add_argument(
+        "--readme", default="README.md", help="also quote the verdict here ('' to skip)"
+    )
     parser.add_argument("--final-grid", action="store_true", help="write the seeds stage's grids")
     parser.add_argument("--models", default=None, help="--final-grid: only these models (a,b)")
     parser.add_argument(
@@ -337,8 +345,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[bench report] {results['family']}: {args.doc} updated from {folder}")
         if not args.final_grid:
             root = Path(args.folders[0]).parent
-            update_doc(Path(args.doc), "verdict", verdict_section(family_results(root)))
+            every = family_results(root)
+            update_doc(Path(args.doc), "verdict", verdict_section(every))
             print(f"[bench report] {args.doc}: verdict updated from {root}")
+            if args.readme:
+                update_doc(Path(args.readme), "verdict", verdict_headline(every))
+                print(f"[bench report] {args.readme}: verdict sentence updated")
     except AtomsparkError as exc:
         print(f"bench report: error: {exc}", file=sys.stderr)
         return 2
