@@ -18,6 +18,7 @@ from scipy.special import expit
 
 torch = pytest.importorskip("torch")
 
+from affinity_checks import assert_same_affinity_step  # noqa: E402
 from atomspark.networks.torch_path.config import plasticity_config, validate_config  # noqa: E402
 from atomspark.networks.torch_path.convert import rsgn_from_torch, rsgn_to_torch  # noqa: E402
 from atomspark.networks.torch_path.slow_torch import (  # noqa: E402
@@ -120,13 +121,7 @@ def test_the_device_update_matches_the_reference_in_both_step_modes(mode, step):
     )
     got, _ = rsgn_from_torch(module)
     want = hebbian_affinity_update(params, cfg, alpha, -2.7, pcfg)
-    if mode == "published":
-        np.testing.assert_allclose(got.affinity_u, want.affinity_u, rtol=0, atol=1e-14)
-        assert not np.array_equal(got.affinity_u, params.affinity_u)
-    else:
-        np.testing.assert_allclose(
-            got.edge_affinity.toarray(), want.edge_affinity.toarray(), rtol=0, atol=1e-15
-        )
+    assert_same_affinity_step(got, want, params, mode)
 
 
 def test_the_config_keys_reach_the_learner_and_default_to_todays_rules():

@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
+from affinity_checks import assert_same_affinity_step  # noqa: E402
 from atomspark.networks.datasets import hierarchical_sequences  # noqa: E402
 from atomspark.networks.rsgn.model import RSGNConfig, init_params  # noqa: E402
 from atomspark.networks.rsgn.plasticity import (  # noqa: E402
@@ -69,14 +70,7 @@ def test_hebbian_and_homeostasis_match_the_reference(mode, scope, signal):
         params.thresholds, alpha, cfg.target_activity, 0.02, cfg.threshold_bounds, scope=scope
     )
     assert signal == "alpha" or not np.allclose(theta, on_alpha)  # events: another set-point
-    if mode == "published":
-        np.testing.assert_allclose(got.affinity_u, want.affinity_u, rtol=0, atol=1e-14)
-        assert not np.array_equal(got.affinity_u, params.affinity_u)
-    else:
-        np.testing.assert_allclose(
-            got.edge_affinity.toarray(), want.edge_affinity.toarray(), rtol=0, atol=1e-15
-        )
-        assert not np.array_equal(got.edge_affinity.data, params.edge_affinity.data)
+    assert_same_affinity_step(got, want, params, mode)
 
 
 def test_homeostat_on_events_counts_nodes_above_the_cutoff():
