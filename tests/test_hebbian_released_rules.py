@@ -194,6 +194,8 @@ def test_the_running_cells_keep_their_ids_and_the_new_grid_differs_only_in_the_t
     assert [name for name, _, _ in notebook] == [
         "hierarchical-rsgn-hebbian-seed42",
         "long-range-rsgn-hebbian-seed42",
+        "long-range-rsgn-hebbian-seed43",
+        "long-range-rsgn-hebbian-seed44",
     ]
     for name, _, cell in notebook:
         ours, theirs = flatten(cell.params), flatten(released[name].params)
@@ -202,7 +204,7 @@ def test_the_running_cells_keep_their_ids_and_the_new_grid_differs_only_in_the_t
             "plasticity.hebbian_reward": ("baseline", "raw"),
             "plasticity.hebbian_step": ("once", "released"),
         }
-        assert cell.params["epochs"] == 50 and cell.params["seed"] == 42
+        assert cell.params["epochs"] == 50 and cell.params["seed"] == int(name[-2:])
         assert cell.id != released[name].id
 
 
@@ -234,6 +236,39 @@ def test_the_departures_rows_are_computed_from_the_cells_json():
     assert cols[5] == departures.spread_verdict(gap, max(seeds) - min(seeds))
     assert cols[5].startswith("5.0 points, wider than the seed range")
     assert departures.spread_verdict(-0.002, 0.009).startswith("within the seed range's width")
+    assert departures.spread_verdict(0.05, 0.009, seed=43) == (
+        "5.0 points, wider than the seed range (0.9)"
+    )
+
+
+def test_the_hebbian_mean_row_appears_with_all_three_seeds_on_both_sides():
+    """The long-range cell's row of means over seeds 42-44: absent while a seed of either learner
+    is missing, then the mean best / last of each side and its difference, judged against the
+    main grid's seed range."""
+    import copy
+
+    from atomspark.scenarios.paper import departures
+    from atomspark.scenarios.paper.figures import load_results
+    from atomspark.scenarios.paper.layout import SEEDS
+
+    name = "long-range-rsgn-hebbian-seed{}"
+    results = {k: v for k, v in load_results().items() if k[0] != "notebook-hebbian"}
+    template = results[("released", name.format(42))]
+    filled = dict(results)
+    for i, seed in enumerate(SEEDS):
+        for grid, best in (("notebook-hebbian", 0.97 + 0.01 * i), ("released", 0.95)):
+            run = copy.deepcopy(template)
+            run["best"]["accuracy"], run["last"]["accuracy"] = best, best - 0.01
+            filled[(grid, name.format(seed))] = run
+    label = "| long-range-rsgn-hebbian-seeds42-44, mean |"
+    partial = {k: v for k, v in filled.items() if k != ("notebook-hebbian", name.format(44))}
+    assert label not in departures.hebbian_departures(partial, {})
+    table = departures.hebbian_departures(filled, {})
+    row = next(line for line in table.splitlines() if line.startswith(label))
+    cols = row.strip("| ").split(" | ")
+    assert cols[1:4] == ["98.0 / 97.0", "95.0 / 94.0", "+3.0"]
+    seeds = [results[("main", name.format(s))]["best"]["accuracy"] for s in SEEDS]
+    assert cols[5] == departures.spread_verdict(0.03, max(seeds) - min(seeds), seed=None)
 
 
 def test_the_training_step_uses_both_options(tmp_path):

@@ -19,8 +19,10 @@ run() {  # grid [--only GLOB]
 }
 run rsgn-paper-released-constraints  # the released code's constraints (seed 42); keeps model.npz
 run rsgn-paper-released-constraints-seeds43-44  # seeds 43-44 of a released cell that moved
-run rsgn-paper-sparse-threshold      # resting-subtracted soft threshold against K = 0, 3 seeds
+run rsgn-paper-sparse-threshold --only '*k5*'  # resting-subtracted soft threshold, 3 seeds
+run rsgn-paper-sparse-threshold --only '*k0*seed=4[34]*'  # its K = 0 control (seed 42's: the activity grid's)
 run rsgn-paper-notebook-hebbian      # the notebook's Hebbian reward and step size (seed 42)
+run rsgn-paper-notebook-hebbian-seeds43-44  # ... seeds 43-44 of the long-range cell
 run rsgn-paper-activity
 run rsgn-paper-activity-50-epochs
 run rsgn-paper-main-seed42 --only '*hierarchical-transformer*'
