@@ -3,7 +3,7 @@
   as the main grid ran them (positions and thresholds rewritten after every step), compared at
   the epochs both have run, with the main grid's seed spread;
 - sparse-threshold: K = 5 with the resting-subtracted soft threshold against its K = 0 control
-  at the 2 % target, per seed.
+  at the 2 % target, per seed, and the verdict on the goal once all three seeds of both ran.
 A cell still running is shown from its progress (docs/results/rsgn/partial/), marked as such."""
 
 from __future__ import annotations
@@ -126,6 +126,46 @@ def sparse_threshold_table(results: dict, partial: dict) -> tuple[str, list[str]
             f"| {_pct(act[0])} / {_pct(act[1])} |"
         )
     return head + "\n".join(rows) + "\n", missing
+
+
+SPARSE_GOAL_POINTS = 1.0  # K = 5 must beat its K = 0 control by this many points (best accuracy)
+SPARSE_GOAL_ACTIVITY = 0.02  # at no more than this activity, averaged over ignition and every step
+
+
+def sparse_threshold_verdict(results: dict, partial: dict) -> str:
+    """One generated paragraph once K = 5 and K = 0 are complete on every seed: per seed the
+    difference of the best accuracies, the means over seeds with their spread, both rows'
+    activity over all steps at their best epochs, and whether the goal is met (mean difference at least
+    SPARSE_GOAL_POINTS at a mean activity of at most SPARSE_GOAL_ACTIVITY); "" before."""
+    pairs = {}
+    for name, _, cell in cells("sparse-threshold"):
+        run, state = _sparse_run(results, partial, name)
+        if not state.startswith("complete"):
+            return ""
+        pairs.setdefault(cell.labels["seed"], {})[cell.params["model"]["n_steps"]] = run
+    seeds = sorted(pairs)
+    best = {k: [pairs[s][k]["best"]["accuracy"] for s in seeds] for k in (5, 0)}
+    diffs = [100 * (a - b) for a, b in zip(best[5], best[0])]
+    activity, control = (
+        statistics.mean(pairs[s][k]["best"]["activity_steps"] for s in seeds) for k in (5, 0)
+    )
+    mean_diff = round(statistics.mean(diffs), 1)  # judged as printed
+    met = mean_diff >= SPARSE_GOAL_POINTS and activity <= SPARSE_GOAL_ACTIVITY
+    above = sum(d > 0 for d in diffs)
+    per_seed = ", ".join(f"{d:+.1f} (seed {s})" for s, d in zip(seeds, diffs))
+
+    def mean_sd(v: list[float]) -> str:
+        return f"{100 * statistics.mean(v):.1f} ± {100 * statistics.stdev(v):.1f} %"
+
+    return (
+        f"Over seeds {seeds[0]}-{seeds[-1]}, K = 5 minus K = 0 in best accuracy: {per_seed}; "
+        f"mean {mean_diff:+.1f} points (K = 5 {mean_sd(best[5])}, K = 0 {mean_sd(best[0])}, "
+        f"mean ± sample standard deviation), with K = 5 at {100 * activity:.1f} % and K = 0 at "
+        f"{100 * control:.1f} % activity over all steps at their best epochs (means over seeds). "
+        f"Propagation is above its control in {above} of "
+        f"{len(seeds)} seeds; the goal ({SPARSE_GOAL_POINTS:+.0f} point at no more than "
+        f"{100 * SPARSE_GOAL_ACTIVITY:.0f} % activity) is {'met' if met else 'not met'}.\n"
+    )
 
 
 def _seed(name: str, seed: int) -> str:

@@ -32,6 +32,7 @@ from atomspark.scenarios.paper.followups import (
     released_start,
     released_table,
     sparse_threshold_table,
+    sparse_threshold_verdict,
 )
 from atomspark.scenarios.paper.grid import cells
 from atomspark.scenarios.paper.layout import RESULTS, SEEDS, TASKS
@@ -353,6 +354,7 @@ def _followups(parts: list[str], results: dict, partial: dict, diagnosis: dict |
         "ignition-only control (K = 0, where the rule plays no part); the goal is K = 5 a point "
         "or more above K = 0 at no more than 2 % activity over all steps, over three seeds.\n\n"
         + table
+        + ("\n" + verdict if (verdict := sparse_threshold_verdict(results, partial)) else "")
     )
     hebbian = [n for n, _, _ in cells("notebook-hebbian") if ("notebook-hebbian", n) not in results]
     parts.append(
