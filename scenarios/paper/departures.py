@@ -44,19 +44,13 @@ def render_departures(results: dict, partial: dict, diagnosis: dict | None) -> s
     )
     rows = []
     for name, _, cell in cells("released"):
-        main = [results.get(("main", _seed(name, s))) for s in SEEDS]
         run = results.get(("released", name))
-        seeds = [r["best"]["accuracy"] for r in main if r]
+        seeds = _main_seeds(results, name)
         same_seed = results.get(("main", name))
         base = _pair(same_seed) if same_seed else "-"
-        span = f"{100 * min(seeds):.1f} - {100 * max(seeds):.1f}" if seeds else "-"
+        span = _span(seeds)
         if run is None:
-            going = partial.get(("released", name))
-            state = (
-                f"running, epoch {going['last']['epoch']} of {cell.params['epochs']}"
-                if going
-                else "not started"
-            )
+            state = _state(results, partial, ("released", name), cell.params["epochs"])
             rows.append(f"| {name} | {state} | {base} | {span} | - | - | - |")
             continue
         diag = runs.get(name)
