@@ -395,6 +395,31 @@ def test_the_departures_block_of_models_md_is_generated():
     assert departures.verdict(0.205, [0.211, 0.213, 0.214], 43).endswith("by 0.6 points")
 
 
+def test_the_released_rows_end_with_means_over_the_three_seeds():
+    """Once a released cell has seeds 42-44, a row of means: the mean best / last under each rule
+    (recomputed here from the JSON), the difference judged against the main grid's seed range;
+    absent while a seed is missing."""
+    from atomspark.scenarios.paper import departures
+
+    results = paper_tables.load_results(paper_tables.RESULTS)
+    name = "long-range-rsgn-seed{}"
+    label = "| long-range-rsgn-seeds42-44, mean |"
+    block = departures.render_departures(results, {}, None)
+    row = next(line for line in block.splitlines() if line.startswith(label))
+    cols = row.strip("| ").split(" | ")
+    means = {}
+    for grid in ("released", "main"):
+        runs = [results[(grid, name.format(s))] for s in paper_layout.SEEDS]
+        means[grid] = [sum(r[k]["accuracy"] for r in runs) / 3 for k in ("best", "last")]
+        assert cols[1 if grid == "released" else 2] == " / ".join(
+            f"{100 * m:.1f}" for m in means[grid]
+        )
+    gap = means["released"][0] - means["main"][0]
+    assert cols[-1].startswith(f"{100 * gap:+.1f} points: ")
+    missing = {k: v for k, v in results.items() if k != ("released", name.format(43))}
+    assert label not in departures.render_departures(missing, {}, None)
+
+
 def test_every_grid_cell_without_a_usable_result_is_named_missing(tmp_path):
     """The doc's missing list is every cell of every grid (paper.grid.GRIDS, not the tables'
     own lists) without a usable result, so "Missing cells: none" appears only when it is true:
@@ -462,3 +487,23 @@ def test_the_sparse_threshold_verdict_is_computed_from_all_six_cells():
     assert sparse_threshold_verdict(filled, {}).endswith("is met.\n")
     missing = {k: v for k, v in filled.items() if k[1] != names[0]}
     assert sparse_threshold_verdict(missing, {}) == ""
+
+
+def test_list_says_which_cells_are_committed_and_which_are_still_to_run(tmp_path, capsys):
+    """`grid list` on a fresh clone (no sweep folders): every cell of every grid is committed
+    (the shared K = 0 control under the activity grid), none todo; a cell whose JSON is missing
+    is todo; a cell finished in a sweep folder here is done."""
+    assert paper_grid.main(["list", "--sweeps", str(tmp_path / "none")]) == 0
+    states = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert len(states) == sum(len(paper_grid.cells(g)) for g in paper_grid.GRIDS)
+    assert set(states) == {"committed"}
+    name, stem, cell = paper_grid.cells("released")[0]
+    assert paper_grid.cell_state(tmp_path, "released", name, stem, cell, tmp_path) == "todo"
+    folder = paper_grid.cell_folder(tmp_path, stem, cell)
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text("{}")
+    assert paper_grid.cell_state(tmp_path, "released", name, stem, cell, tmp_path) == "done"
+    shared = ("sparse-threshold", "target0.02-sigma0.05-k0-e50-seed42")
+    assert paper_layout.SHARED_CELLS[shared] in {
+        (g, n) for g in paper_grid.GRIDS for n, _, _ in paper_grid.cells(g)
+    }

@@ -42,8 +42,10 @@ def render_departures(results: dict, partial: dict, diagnosis: dict | None) -> s
         "| earlier rules, seeds 42-44: best, lowest - highest % | thresholds outside [0.01, 0.99] "
         "at the end | nodes seen at the projection norm | effect |\n|---|---|---|---|---|---|---|\n"
     )
-    rows = []
+    rows, mean_rows = [], []
     for name, _, cell in cells("released"):
+        if cell.params["seed"] == SEEDS[-1]:
+            mean_rows += _released_mean_row(results, name)
         run = results.get(("released", name))
         seeds = _main_seeds(results, name)
         same_seed = results.get(("main", name))
@@ -69,7 +71,7 @@ def render_departures(results: dict, partial: dict, diagnosis: dict | None) -> s
         steps.append(f"{100 / n_val:.2f} points on the {task} task ({n_val} sequences)")
     return (
         head
-        + "\n".join(rows)
+        + "\n".join(rows + mean_rows)
         + "\n\nOne validation sequence is "
         + " and ".join(steps)
         + ": a difference of a few tenths is a handful of sequences.\n\n"
@@ -125,22 +127,43 @@ def _span(seeds: list[float]) -> str:
     return f"{100 * min(seeds):.1f} - {100 * max(seeds):.1f}" if seeds else "-"
 
 
+def _seed_means(results: dict, grid: str, name: str) -> dict | None:
+    """Mean best and last accuracy of a cell over seeds 42-44, or None while a seed is missing."""
+    runs = [results.get((grid, _seed(name, s))) for s in SEEDS]
+    if not all(runs):
+        return None
+    return {k: sum(r[k]["accuracy"] for r in runs) / len(runs) for k in ("best", "last")}
+
+
+def _released_mean_row(results: dict, name: str) -> list[str]:
+    """One row of means over seeds 42-44 once the released rules have all three seeds: the mean
+    best under each rule, the difference judged against the main grid's seed range."""
+    released, earlier = (_seed_means(results, grid, name) for grid in ("released", "main"))
+    seeds = _main_seeds(results, name)
+    if released is None or earlier is None:
+        return []
+    gap = released["best"] - earlier["best"]
+    label = re.sub(r"seed\d+$", f"seeds{SEEDS[0]}-{SEEDS[-1]}", name) + ", mean"
+    effect = f"{100 * gap:+.1f} points: " + spread_verdict(gap, max(seeds) - min(seeds), None)
+    return [
+        f"| {label} | {_mean_pair(released)} | {_mean_pair(earlier)} | {_span(seeds)} | - | - "
+        f"| {effect} |"
+    ]
+
+
+def _mean_pair(means: dict) -> str:
+    return f"{100 * means['best']:.1f} / {100 * means['last']:.1f}"
+
+
 def _mean_row(results: dict, name: str) -> list[str]:
     """One row of means over seeds 42-44 once both learners have all three seeds; the difference
     of the mean bests then counts against the main grid's seed range as a single seed's does."""
-    both = [
-        [results.get((grid, _seed(name, s))) for s in SEEDS]
-        for grid in ("notebook-hebbian", "released")
-    ]
+    means = [_seed_means(results, grid, name) for grid in ("notebook-hebbian", "released")]
     seeds = _main_seeds(results, name)
-    if not all(all(runs) for runs in both) or len(seeds) != len(SEEDS):
+    if None in means or len(seeds) != len(SEEDS):
         return []
-    means = [
-        {k: sum(r[k]["accuracy"] for r in runs) / len(runs) for k in ("best", "last")}
-        for runs in both
-    ]
     gap = means[0]["best"] - means[1]["best"]
-    cols = [f"{100 * m['best']:.1f} / {100 * m['last']:.1f}" for m in means]
+    cols = [_mean_pair(m) for m in means]
     label = re.sub(r"seed\d+$", f"seeds{SEEDS[0]}-{SEEDS[-1]}", name) + ", mean"
     effect = spread_verdict(gap, max(seeds) - min(seeds), seed=None)
     return [f"| {label} | {cols[0]} | {cols[1]} | {100 * gap:+.1f} | {_span(seeds)} | {effect} |"]

@@ -12,7 +12,7 @@ import re
 import statistics
 
 from atomspark.scenarios.paper.grid import cells
-from atomspark.scenarios.paper.layout import SEEDS
+from atomspark.scenarios.paper.layout import SEEDS, SHARED_CELLS
 
 
 def _pct(v: float | None) -> str:
@@ -96,10 +96,11 @@ def released_start(results: dict, n: int = EARLY) -> str:
 
 def _sparse_run(results: dict, partial: dict, name: str) -> tuple[dict | None, str]:
     run, state = _pick(results, partial, ("sparse-threshold", name))
-    if run is None and name == "target0.02-sigma0.05-k0-e50-seed42":
+    shared = SHARED_CELLS.get(("sparse-threshold", name))
+    if run is None and shared:
         # the same config as the activity grid's 50-epoch control (checks.py: not stale there)
-        run = results.get(("activity", "target0.02-sigma0.05-k0-e50"))
-        state = "complete (activity grid)" if run else state
+        run = results.get(shared)
+        state = f"complete ({shared[0]} grid)" if run else state
     return run, state
 
 

@@ -23,7 +23,7 @@ the data set and split (`data-draws`), which says how far the data draw alone mo
 
     atomspark sweep scenarios/configs/grids/rsgn-paper-main-seed42.toml
     python -m atomspark.scenarios.paper.grid collect      # finished cells -> docs/results/rsgn
-    python -m atomspark.scenarios.paper.grid list         # done / todo per cell
+    python -m atomspark.scenarios.paper.grid list         # done / committed / todo per cell
 """
 
 from __future__ import annotations
@@ -34,7 +34,12 @@ from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 
-from atomspark.scenarios.paper.layout import RESULTS, TASKS, machine_description
+from atomspark.scenarios.paper.layout import (
+    RESULTS,
+    SHARED_CELLS,
+    TASKS,
+    machine_description,
+)
 from atomspark.scenarios.sweep.cell import settings_file
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 
@@ -296,12 +301,26 @@ def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
+def cell_state(sweeps: Path, grid: str, name: str, stem: str, cell, results: Path = RESULTS) -> str:
+    """ "done": the cell finished in this machine's sweep folder; "committed": not run here, but
+    its result is under docs/results/rsgn/ (a fresh clone holds every finished cell this way; a
+    cell shared with another grid is committed there); "todo": neither."""
+    if (cell_folder(sweeps, stem, cell) / "result.json").is_file():
+        return "done"
+    committed_grid, committed_name = SHARED_CELLS.get((grid, name), (grid, name))
+    return (
+        "committed" if (results / committed_grid / f"{committed_name}.json").is_file() else "todo"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m atomspark.scenarios.paper.grid")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="finished cells -> docs/results/rsgn/<grid>/<cell>.json")
     c.add_argument("--sweeps", type=Path, default=SWEEPS, help="folder of the sweep folders")
-    ls = sub.add_parser("list", help="each grid's cells and whether they finished")
+    ls = sub.add_parser(
+        "list", help="each grid's cells: done (here), committed (its JSON only) or todo"
+    )
     ls.add_argument("--sweeps", type=Path, default=SWEEPS)
     args = ap.parse_args(argv)
     try:
@@ -311,8 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for grid in GRIDS:
                 for name, stem, cell in cells(grid):
-                    done = (cell_folder(args.sweeps, stem, cell) / "result.json").is_file()
-                    print(f"{'done' if done else 'todo'}  {grid}/{name}  ({stem})")
+                    print(
+                        f"{cell_state(args.sweeps, grid, name, stem, cell)}  {grid}/{name}  ({stem})"
+                    )
     except AtomsparkError as exc:
         print(f"error: {exc}")
         return 2

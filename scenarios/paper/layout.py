@@ -9,6 +9,14 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results" / "rsgn"
 SEEDS = (42, 43, 44)
+# Cells of one grid that are another grid's cell (the same settings, run once): (grid, name) ->
+# where its result is committed.
+SHARED_CELLS = {
+    ("sparse-threshold", "target0.02-sigma0.05-k0-e50-seed42"): (
+        "activity",
+        "target0.02-sigma0.05-k0-e50",
+    ),
+}
 TASKS = {"hierarchical": "rsgn-paper-hierarchical", "long-range": "rsgn-paper-long-range"}
 
 
