@@ -142,8 +142,9 @@ def test_the_config_keys_reach_the_learner_and_default_to_todays_rules():
 
 def test_the_published_configuration_trains_with_the_notebooks_learner():
     """The paper's model (rsgn-paper-hierarchical / -long-range) trains with the notebook's
-    learner, as the measurement behind that choice still says (the long-range row of means: the
-    notebook's learner ahead by more than the seed range); the sparse configuration keeps
+    learner, as the measurement behind that choice still says (rows of means over seeds 42-44: the
+    notebook's learner ahead by more than the seed range on the long-range task, not behind
+    beyond it on the hierarchical task); the sparse configuration keeps
     atomspark's learner; every grid on the published bases that ran before pins atomspark's (the
     cells committed under docs/results/rsgn/ ran with it)."""
     from atomspark.networks.torch_path.config import load_config
@@ -161,11 +162,12 @@ def test_the_published_configuration_trains_with_the_notebooks_learner():
         pl = load_config(builtin_config(name))["plasticity"]
         assert (pl["hebbian_reward"], pl["hebbian_step"]) == rules, name
     table = departures.hebbian_departures(load_results(), {})
-    row = next(
-        r for r in table.splitlines() if r.startswith("| long-range-rsgn-hebbian-seeds42-44")
-    )
-    difference, verdict = row.strip("| ").split(" | ")[3], row.strip("| ").split(" | ")[5]
-    assert float(difference) > 0 and "wider than the seed range" in verdict
+    for task in ("long-range", "hierarchical"):  # ahead on one task, never behind beyond the range
+        row = next(r for r in table.splitlines() if r.startswith(f"| {task}-rsgn-hebbian-seeds42"))
+        difference, verdict = row.strip("| ").split(" | ")[3], row.strip("| ").split(" | ")[5]
+        assert float(difference) > 0 or verdict.startswith("within the seed range's width"), task
+        if task == "long-range":
+            assert float(difference) > 0 and "wider than the seed range" in verdict
     for grid in GRIDS:
         for name, _, cell in cells(grid):
             pl = cell.params["plasticity"]
@@ -231,6 +233,8 @@ def test_the_running_cells_keep_their_ids_and_the_new_grid_differs_only_in_the_t
         "long-range-rsgn-hebbian-seed42",
         "long-range-rsgn-hebbian-seed43",
         "long-range-rsgn-hebbian-seed44",
+        "hierarchical-rsgn-hebbian-seed43",
+        "hierarchical-rsgn-hebbian-seed44",
     ]
     for name, _, cell in notebook:
         ours, theirs = flatten(cell.params), flatten(released[name].params)

@@ -23,6 +23,7 @@ run rsgn-paper-sparse-threshold --only '*k5*'  # resting-subtracted soft thresho
 run rsgn-paper-sparse-threshold --only '*k0*seed=4[34]*'  # its K = 0 control (seed 42's: the activity grid's)
 run rsgn-paper-notebook-hebbian      # the notebook's Hebbian reward and step size (seed 42)
 run rsgn-paper-notebook-hebbian-seeds43-44  # ... seeds 43-44 of the long-range cell
+run rsgn-paper-notebook-hebbian-hierarchical-seeds43-44  # ... and of the hierarchical cell
 run rsgn-paper-activity
 run rsgn-paper-activity-50-epochs
 run rsgn-paper-main-seed42 --only '*hierarchical-transformer*'
