@@ -238,10 +238,10 @@ HELP = {
     "plasticity.learn_thresholds": "RSGN: the optimiser also trains the thresholds (released "
     "code); false: the homeostat alone sets them",
     "plasticity.hebbian_reward": "RSGN: the Hebbian reward, `baseline` (R = -(loss - running "
-    "mean of the loss)) or `raw` (R = -loss: released notebook)",
+    "mean of the loss)) or `raw` (R = -loss: released notebook; rsgn-paper-hierarchical and -long-range set it)",
     "plasticity.hebbian_step": "RSGN: `once` (the affinity step is lr_affinity x decay x "
     "mean(alpha_i) mean(alpha_j) R) or `released` (lr_affinity applied twice, steps of about "
-    "1e-6: released notebook)",
+    "1e-6: released notebook; rsgn-paper-hierarchical and -long-range set it)",
     "hebb.rho_s": "VN: Atomic-Hebb rate of S (>= 0)",
     "hebb.rho_u": "VN: Atomic-Hebb rate of U (>= 0)",
     "hebb.normalize": "VN: rescale touched atoms to unit norm after each update",

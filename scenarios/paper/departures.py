@@ -150,12 +150,17 @@ def _released_mean_row(results: dict, name: str) -> list[str]:
     if released is None or earlier is None:
         return []
     gap = released["best"] - earlier["best"]
-    label = re.sub(r"seed\d+$", f"seeds{SEEDS[0]}-{SEEDS[-1]}", name) + ", mean"
+    label = _mean_label(name)
     effect = f"{100 * gap:+.1f} points: " + spread_verdict(gap, max(seeds) - min(seeds), None)
     return [
         f"| {label} | {_mean_pair(released)} | {_mean_pair(earlier)} | {_span(seeds)} | - | - "
         f"| {effect} |"
     ]
+
+
+def _mean_label(name: str) -> str:
+    """A mean row's cell name: "<cell>-seeds42-44, mean"."""
+    return re.sub(r"seed\d+$", f"seeds{SEEDS[0]}-{SEEDS[-1]}", name) + ", mean"
 
 
 def _mean_pair(means: dict) -> str:
@@ -171,7 +176,7 @@ def _mean_row(results: dict, name: str) -> list[str]:
         return []
     gap = means[0]["best"] - means[1]["best"]
     cols = [_mean_pair(m) for m in means]
-    label = re.sub(r"seed\d+$", f"seeds{SEEDS[0]}-{SEEDS[-1]}", name) + ", mean"
+    label = _mean_label(name)
     effect = spread_verdict(gap, max(seeds) - min(seeds), seed=None)
     return [f"| {label} | {cols[0]} | {cols[1]} | {100 * gap:+.1f} | {_span(seeds)} | {effect} |"]
 
