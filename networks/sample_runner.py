@@ -45,11 +45,14 @@ class SampleRunner:
         graph: Graph,
         to_state: Callable[[np.ndarray], SampleState],
         read: Callable[[Engine], object] | None = None,
+        to_inputs: Callable[[np.ndarray, int], dict[str, np.ndarray]] | None = None,
     ) -> None:
         self.graph = graph
         self.engine = Engine(graph)
         self.to_state = to_state
         self.read = read or (lambda eng: None)
+        # a sample's external input, {population: (steps, size)} (None: samples enter as state)
+        self.to_inputs = to_inputs
         self.engine.run(0)  # compiles the run loop now, not inside the first sample's timing
 
     def run(self, samples: Sequence, steps: int, record: tuple = ()) -> SampleRuns:
@@ -63,7 +66,8 @@ class SampleRunner:
         profiles, outputs, traces = [], [], []
         for sample in samples:
             self.engine.reset(self.to_state(sample))
-            profiles.append(self.engine.run(steps, record=record))
+            inputs = None if self.to_inputs is None else self.to_inputs(sample, steps)
+            profiles.append(self.engine.run(steps, record=record, inputs=inputs))
             outputs.append(self.read(self.engine))
             traces.append(self.engine.traces)
         return SampleRuns(profiles, outputs, traces)

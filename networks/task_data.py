@@ -20,29 +20,39 @@ from atomspark.networks.notebook_data import (
 
 
 def build_data(cfg: dict):
-    """(train inputs, train targets, val inputs, val targets, extra) as NumPy arrays."""
+    """(train inputs, train targets, val inputs, val targets, extra) as NumPy arrays, drawn by
+    the config's task's data builder (TASK_DATA)."""
+    return TASK_DATA[cfg["task"]](cfg)
+
+
+def _sequence_data(cfg: dict):
+    """The sequence task: labelled token sequences, split 80/20 (or the notebook's split)."""
     d, seed = cfg["data"], cfg["seed"]
-    if cfg["task"] == "rsgn-sequence":
-        # The RSGN notebook draws one data set and one split (seed 42) for all its run seeds.
-        data_seed = seed if d["seed"] is None else d["seed"]
-        split_seed = seed if d["split_seed"] is None else d["split_seed"]
-        hierarchical = d["kind"] == "hierarchical"
-        if d["stream"] == "notebook":
-            gen = notebook_hierarchical if hierarchical else notebook_long_range
-            split = partial(notebook_split, seed=split_seed)
-        else:
-            gen = hierarchical_sequences if hierarchical else long_range_sequences
-            split = partial(SequenceDataset.split, seed=split_seed)
-        ds = gen(
-            n=d["n"],
-            length=d["length"],
-            dim=d["dim"],
-            n_classes=d["n_classes"],
-            noise=d["noise"],
-            seed=data_seed,
-        )
-        train, val = split(ds, 1.0 - cfg["val_fraction"])
-        return train.tokens, train.labels, val.tokens, val.labels, {"n_classes": ds.n_classes}
+    # The RSGN notebook draws one data set and one split (seed 42) for all its run seeds.
+    data_seed = seed if d["seed"] is None else d["seed"]
+    split_seed = seed if d["split_seed"] is None else d["split_seed"]
+    hierarchical = d["kind"] == "hierarchical"
+    if d["stream"] == "notebook":
+        gen = notebook_hierarchical if hierarchical else notebook_long_range
+        split = partial(notebook_split, seed=split_seed)
+    else:
+        gen = hierarchical_sequences if hierarchical else long_range_sequences
+        split = partial(SequenceDataset.split, seed=split_seed)
+    ds = gen(
+        n=d["n"],
+        length=d["length"],
+        dim=d["dim"],
+        n_classes=d["n_classes"],
+        noise=d["noise"],
+        seed=data_seed,
+    )
+    train, val = split(ds, 1.0 - cfg["val_fraction"])
+    return train.tokens, train.labels, val.tokens, val.labels, {"n_classes": ds.n_classes}
+
+
+def _dictionary_data(cfg: dict):
+    """The dictionary task: sparse combinations of planted atoms; the atoms in `extra`."""
+    d, seed = cfg["data"], cfg["seed"]
     data = sparse_dictionary_data(
         n=d["n"],
         dim=d["dim"],
@@ -54,3 +64,7 @@ def build_data(cfg: dict):
     cut = int(round((1.0 - cfg["val_fraction"]) * d["n"]))
     x = data.signals
     return x[:cut], None, x[cut:], None, {"dictionary": data.dictionary}
+
+
+# each training task's data builder (the config schema names the tasks: config.TASKS)
+TASK_DATA = {"rsgn-sequence": _sequence_data, "vn-dictionary": _dictionary_data}

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.torch
 
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data  # noqa: E402
 from atomspark.networks.rsgn.model import RSGNConfig, init_params  # noqa: E402
-from atomspark.networks.torch_path import training  # noqa: E402
+from atomspark.networks.torch_path import rsgn_trainer, training  # noqa: E402
 from atomspark.networks.torch_path.config import load_config  # noqa: E402
 from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch  # noqa: E402
 from atomspark.networks.torch_path.vn_torch import atomic_hebb, joint_energy, settle  # noqa: E402
@@ -123,7 +123,7 @@ def _small_sparse_config() -> dict:
 
 def _train_on_standin(monkeypatch, cfg, out, counts=None, **kw):
     """train() with the stand-in as its device; per-step (syncs, h2d) appended to `counts`."""
-    step = training._rsgn_step
+    step = rsgn_trainer.rsgn_step
 
     def counted(*args):
         before = (rules.n_syncs, rules.n_h2d)
@@ -134,7 +134,7 @@ def _train_on_standin(monkeypatch, cfg, out, counts=None, **kw):
     with monkeypatch.context() as mp, CudaRules() as rules:
         mp.setattr(training, "select_device", lambda name: standin_device())
         if counts is not None:
-            mp.setattr(training, "_rsgn_step", counted)
+            mp.setattr(rsgn_trainer, "rsgn_step", counted)
         return training.train(cfg, out, progress=False, **kw), rules
 
 

@@ -120,17 +120,19 @@ def build_baseline(
     kind: str, d_in: int, n_classes: int, length: int, d_hidden: int = 128, layers: int = 2
 ) -> nn.Module:
     """The baseline `kind` (one of KINDS) for tokens of shape (B, length, d_in)."""
-    if kind == "transformer":
-        return TransformerClassifier(d_in, d_hidden, n_classes, layers)
-    if kind == "sparse-transformer":
-        return SparseTransformerClassifier(d_in, d_hidden, n_classes, layers)
-    if kind == "lstm":
-        return LSTMClassifier(d_in, d_hidden, n_classes, layers)
-    if kind == "mlp":
-        return MLPClassifier(d_in, d_hidden, n_classes, length)
-    if kind == "mean-linear":
-        return MeanLinearClassifier(d_in, n_classes)
-    raise ValueError(f"unknown baseline kind {kind!r} (one of {KINDS})")
+    if kind not in _BUILDERS:
+        raise ValueError(f"unknown baseline kind {kind!r} (one of {KINDS})")
+    return _BUILDERS[kind](d_in, n_classes, length, d_hidden, layers)
+
+
+# each baseline from (d_in, n_classes, length, d_hidden, layers)
+_BUILDERS = {
+    "transformer": lambda d, c, n, h, k: TransformerClassifier(d, h, c, k),
+    "sparse-transformer": lambda d, c, n, h, k: SparseTransformerClassifier(d, h, c, k),
+    "lstm": lambda d, c, n, h, k: LSTMClassifier(d, h, c, k),
+    "mlp": lambda d, c, n, h, k: MLPClassifier(d, h, c, n),
+    "mean-linear": lambda d, c, n, h, k: MeanLinearClassifier(d, c),
+}
 
 
 def n_parameters(module: nn.Module) -> int:

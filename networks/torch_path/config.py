@@ -29,6 +29,7 @@ import os
 import sys
 from pathlib import Path
 
+from atomspark.networks.model_family import families_of_task
 from atomspark.sim.core import AtomsparkError
 
 if sys.version_info >= (3, 11):
@@ -332,6 +333,8 @@ def _check_ranges(cfg: dict) -> None:
         elif not math.isfinite(value) or value < 0 or (value == 0 and bound == "> 0"):
             raise AtomsparkError(f"config key {key!r}: must be finite and {bound}, got {value!r}")
     for key, allowed in _CHOICES.items():
+        if key == "model.kind":  # the built-ins, and any family registered for the task since
+            allowed += tuple(f.name for f in families_of_task(cfg["task"]) if f.name not in allowed)
         if get_key(cfg, key) not in allowed:
             raise AtomsparkError(
                 f"config key {key!r}: must be one of {', '.join(allowed)}, got "

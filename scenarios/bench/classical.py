@@ -38,6 +38,7 @@ class GappyPCA:
     """PCA with a Gaussian prior, fitted on visible entries only (see module docstring)."""
 
     kind = "classical"
+    has_codes = False  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(self, components: int, noise: float):
         self.k, self.noise = components, noise
@@ -75,6 +76,7 @@ class DictLasso:
     """scikit-learn dictionary learning + masked Lasso (see module docstring)."""
 
     kind = "classical"
+    has_codes = False  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(self, atoms: int, alpha: float, epochs: int = 20):
         self.atoms, self.alpha, self.epochs = atoms, alpha, epochs
@@ -134,6 +136,7 @@ class Smoothing:
     """Savitzky-Golay (1D) or normalised Gaussian convolution (2D): the reconstruction floor."""
 
     kind = "classical"
+    has_codes = False  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(self, shape: tuple[int, ...], width: float):
         self.shape, self.width = shape, width

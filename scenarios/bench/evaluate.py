@@ -16,7 +16,7 @@ EXAMPLE_DECIMALS = 4
 def _predict(model, split: Split, task: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Predictions (and VN codes) for one split and task."""
     x, observed = split.task_input(task)
-    if model.kind == "vn":
+    if model.has_codes:
         return model.predict_with_codes(x, observed)
     return model.predict(x, observed), None
 

@@ -127,6 +127,7 @@ class Persistence:
     """The trivial floor: the state at t + dt is the state at t."""
 
     kind = "trivial"
+    has_codes = False  # predict_with_codes gives its codes (evaluate.py)
 
     def fit(self, train: np.ndarray, seed: int, **_) -> None:
         pass

@@ -199,8 +199,8 @@ def write_outputs(out: Path, results: dict, family: Family, cells: list[dict]) -
         paths.append(
             plot_examples(examples["splits"], cells, examples["shape"], out / "examples.png")
         )
-    for name, m in results["models"].items():
-        if m["config"].get("kind") == "vn" and any("vn_stats" in c for c in cells):
+    for name in results["models"]:
+        if any("vn_stats" in c for c in cells if c["model"] == name):
             paths.append(plot_vn_atoms(cells, name, out / f"{name}_atoms.png"))
     if family.plots is not None and any(c.get("probes") for c in cells):
         paths += family.plots(results, cells, out)

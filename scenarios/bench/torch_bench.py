@@ -50,6 +50,7 @@ class TorchBench:
     """A baseline network with the BenchModel interface (fit / predict / n_params / describe)."""
 
     kind = "torch"
+    has_codes = False  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ import numpy as np
 
 class TrivialBench:
     kind = "trivial"
+    has_codes = False  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(self, shape: tuple[int, ...]):
         self.shape = shape

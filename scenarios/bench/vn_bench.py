@@ -74,6 +74,7 @@ class VNBench:
     """VN with the BenchModel interface (fit / predict / encode / n_params / describe)."""
 
     kind = "vn"
+    has_codes = True  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(self, config: VNBenchConfig, dim: int):
         self.config = config

@@ -37,6 +37,7 @@ class VNReadout:
     """Layered VN with the task-output readout (module docstring)."""
 
     kind = "vn"
+    has_codes = True  # predict_with_codes gives its codes (evaluate.py)
 
     def __init__(
         self,

@@ -19,7 +19,6 @@ from atomspark.scenarios.cli.dependencies import require_torch
 from atomspark.scenarios.configs import builtin_config
 from atomspark.sim.core import AtomsparkError, require_int
 
-DEFAULT_TASKS = {"vn": "vn-dictionary", "rsgn": "rsgn-sequence"}
 DEFAULT_SAMPLES = 16
 
 
@@ -75,20 +74,21 @@ def compare_data(args: argparse.Namespace):
 
 
 def _config_samples(args: argparse.Namespace) -> tuple:
-    """The validation split of --config, or of the built-in task of the model's kind (a VN
+    """The validation split of --config, or of the built-in task of the model's family (a VN
     model is not an RSGN task)."""
+    from atomspark.networks.families import family_named
     from atomspark.networks.torch_path.config import load_config
     from atomspark.networks.torch_path.training import build_data
     from atomspark.scenarios.runs.engine import model_kind
 
     kind = model_kind(args.model)
-    config = args.config or DEFAULT_TASKS.get(kind, "rsgn-sequence")
+    task = family_named(kind).task
+    config = args.config or task
     cfg = load_config(builtin_config(config))
-    if cfg["task"] != DEFAULT_TASKS.get(kind):
+    if cfg["task"] != task:
         raise AtomsparkError(
             f"--config {config}: its task is {cfg['task']}, but {args.model} is a "
-            f"{kind.upper()} model; give a {DEFAULT_TASKS.get(kind)} config (e.g. "
-            f"--config {DEFAULT_TASKS.get(kind)})"
+            f"{kind.upper()} model; give a {task} config (e.g. --config {task})"
         )
     _, _, x_val, y_val, _ = build_data(cfg)
     what = f"the {config} validation split (the model file stores no task)"
@@ -128,10 +128,11 @@ def _backend_line(name: str, b: dict, metric: str) -> str:
 def print_comparison(report: dict) -> None:
     """One line per backend: the task's score (RSGN accuracy, VN reconstruction error), agreement
     with torch (the reference row), activity, time and energy."""
+    from atomspark.networks.families import family_named
+
     kind = report["model"]["kind"]
-    metric, title = (
-        ("accuracy", "accuracy") if kind == "rsgn" else ("reconstruction_error", "recon err")
-    )
+    family = family_named(kind)
+    metric, title = family.compare_metric
     print(f"[compare] {kind} model, {report['samples']} samples")
     print(
         f"{'backend':14s} {title:>9s} {'agree':>6s} {'active':>7s} {'wall/sample':>12s} "
@@ -147,10 +148,9 @@ def print_comparison(report: dict) -> None:
             f"{torch_run['idle_power_w']:.1f} W subtracted -> "
             f"{torch_run['energy_per_sample_j'] * 1e6:.4g} uJ/sample"
         )
-    decision = "class" if kind == "rsgn" else "set of active atoms"
     print(
-        f"[compare] agree: share of samples whose {decision} equals torch's (ref: torch is the "
-        "reference)"
+        f"[compare] agree: share of samples whose {family.decision} equals torch's (ref: torch "
+        "is the reference)"
     )
     _print_chip_vs_gpu(report)
 

@@ -27,7 +27,6 @@ from atomspark.networks.torch_path.convert import rsgn_to_torch, vn_to_torch
 from atomspark.networks.torch_path.vn_joint import joint_hessian, joint_settle
 from atomspark.networks.torch_path.vn_torch import proximal_descent, settle
 from atomspark.networks.vn.model import VNModel
-from atomspark.networks.vn.settle import settle as vn_settle
 from atomspark.scenarios.compare.gpu_meter import measure
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
@@ -358,26 +357,3 @@ def rsgn_gpu_side(
 
 
 REFERENCE_SETTLE = {"tol": 1e-10, "max_iter": 5000, "sweeps": 200}
-
-
-def gpu_side_for_run(
-    kind: str,
-    model,
-    data: np.ndarray,
-    chip_outputs,
-    graph: Graph,
-    gpu: str,
-    chip_energy_j: float,
-    chip_time_s: float,
-    device: torch.device | None = None,
-) -> dict:
-    """gpu_side for an engine run of a loaded model (profile, demo): VN's accuracy target is the
-    chip codes' error against the converged NumPy reference on the same samples."""
-    device = device or torch.device("cpu")
-    if kind == "vn":
-        reference = vn_settle(model, data, **REFERENCE_SETTLE).codes
-        return vn_gpu_side(
-            model, data, reference, chip_outputs, gpu, chip_energy_j, chip_time_s, device
-        )
-    params, config = model
-    return rsgn_gpu_side(params, config, graph, data, gpu, chip_energy_j, chip_time_s, device)

@@ -79,9 +79,9 @@ def _toml_value(value) -> str:
 def train_summary(result) -> list[str]:
     """train's closing lines: a two-column table of the final and best validation metrics, the
     numerics it ran with, and where the model went."""
-    from atomspark.networks.torch_path.training import METRIC_NAMES
+    from atomspark.networks.families import task_metric
 
-    score = METRIC_NAMES.get(result.task, "accuracy")
+    score = task_metric(result.task)
     names = {
         "loss": "validation loss",
         "accuracy": f"validation {score}",

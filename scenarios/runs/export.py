@@ -7,38 +7,30 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
-from atomspark.networks.rsgn_compile import compile_rsgn_tokens
-from atomspark.networks.vn_compile import compile_vn_model
-from atomspark.scenarios.runs.engine import LoadedModel, load_model, require_run_memory
+from atomspark.scenarios.runs.engine import (
+    LoadedModel,
+    engine_side,
+    load_model,
+    require_run_memory,
+)
 from atomspark.scenarios.runs.profile import read_inputs
+from atomspark.scenarios.runs.quantize_sides import quantize_side
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
 from atomspark.sim.progress import Stages
 from atomspark.sim.run_folder import prepare_run_folder
 
 TARGETS = ("lava", "nir", "networkx")
-# What `--verify` of a fixed-point export requires of the quantisation report, per model kind:
-# the share of samples (RSGN: same class) or of atoms (VN: same active set) on which the integer
-# model agrees with the float one.
-AGREEMENT = {
-    "rsgn": ("decision_agreement", "decisions agree with float on"),
-    "vn": ("active_set_agreement", "active atoms agree with float on"),
-}
 DEFAULT_MIN_AGREEMENT = 0.95
 
 
 def graph_for_first_input(loaded: LoadedModel, samples: np.ndarray) -> Graph:
     """The engine graph of the model on the first input sample (VN drive / RSGN ignition)."""
-    first = samples[0]
-    if loaded.kind == "vn":
-        return compile_vn_model(loaded.model, first)
-    params, config = loaded.model
-    return compile_rsgn_tokens(params, config, first)
+    return engine_side(loaded).graph_for(loaded.model, samples[0])
 
 
 def export_model(
@@ -59,12 +51,11 @@ def export_model(
     per_target_w: bool = False,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
-    `fixed`: quantise to Loihi fixed point and log the quantisation's error (VN: over `steps`
-    steps of the exported graph; RSGN: over all of `inputs`, each the model's K + 1 steps);
+    `fixed`: quantise to Loihi fixed point and log the quantisation's error (quantize_sides.py);
     `report`: also write deployment.json (per-core use against `hardware`'s limits);
     `verify` of a fixed-point export also fails when the integer model agrees with the float one
-    on less than `min_agreement` (AGREEMENT) of the quantisation report; RSGN `split_w_h`: W_h in
-    two 8-bit parts (rsgn_fixed_split), `per_target_w`: W's exponent per target node."""
+    on less than `min_agreement` of the quantisation report (its agreement); RSGN `split_w_h`:
+    W_h in two 8-bit parts (rsgn_fixed_split), `per_target_w`: W's exponent per target node."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -85,10 +76,11 @@ def export_model(
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     stage = Stages(log, "[export]", 1 + fixed + report + (verify and to == "lava"))
     if fixed:
-        what = f"{len(samples)} sample(s)" if loaded.kind == "rsgn" else f"{steps} steps"
+        side = quantize_side(loaded.kind)
+        what = side.measured_over(len(samples), steps)
         stage(f"quantising to Loihi fixed point and measuring its error over {what}")
-        graph, result["quantization"] = _quantize(
-            loaded, graph, samples, steps, frac_bits, log, split_w_h, per_target_w
+        graph, result["quantization"] = side.quantize(
+            loaded.model, graph, samples, steps, frac_bits, log, split_w_h, per_target_w
         )
         if verify:
             result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
@@ -137,7 +129,7 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
     """deployment.json and its table: does this graph fit the chip, core by core."""
     from atomspark.mapping.deployment import deployment_report
 
-    positions = loaded.model[0].positions if loaded.kind == "rsgn" else None
+    positions = engine_side(loaded).positions(loaded.model)
     rep = deployment_report(graph, hardware, positions=positions)
     atomic_write_text(out / "deployment.json", json.dumps(rep.to_dict(), indent=2))
     for line in rep.lines():
@@ -155,51 +147,6 @@ def _require_fixed(fixed: bool, **options: bool) -> None:
             raise AtomsparkError(f"{flag}: only with --fixed ({what[name]})")
 
 
-def _quantize(
-    loaded: LoadedModel, graph: Graph, samples: np.ndarray, steps: int, frac_bits: int, log,
-    split_w_h: bool = False, per_target_w: bool = False,
-) -> tuple:  # fmt: skip
-    """The integer graph and its quantisation report (logged in one line)."""
-    if loaded.kind == "rsgn":
-        return _quantize_rsgn(loaded, graph, samples, log, split_w_h, per_target_w)
-    if split_w_h:
-        raise AtomsparkError("--split-w-h: only RSGN models have a W_h (this is a VN model)")
-    if per_target_w:
-        raise AtomsparkError("--per-target-w: only for RSGN models (this is a VN model)")
-    from atomspark.mapping.quantize import quantize_vn_graph, vn_quantization_report
-
-    fixed_graph = quantize_vn_graph(graph, frac_bits=frac_bits)
-    report = vn_quantization_report(graph, fixed_graph, steps)
-    log(
-        f"[export] quantised to Loihi fixed point ({frac_bits} fraction bits): code error max "
-        f"{report.code_max_abs_error:.3g}, mean {report.code_mean_abs_error:.3g}, active-set "
-        f"agreement {report.active_set_agreement:.3f}, wraps {report.wraps}, clips {report.clips}"
-    )
-    return fixed_graph, asdict(report)
-
-
-def _quantize_rsgn(
-    loaded: LoadedModel, graph: Graph, samples: np.ndarray, log, split_w_h: bool,
-    per_target_w: bool = False,
-) -> tuple:  # fmt: skip
-    from atomspark.mapping.quantize import quantize_rsgn_graph, rsgn_quantization_report
-
-    params, config = loaded.model
-    fixed_graph = quantize_rsgn_graph(graph, split_w_h, per_target_w)
-    r = rsgn_quantization_report(params, config, samples, split_w_h, per_target_w)
-    weights = "8-bit weights, W_h in two 8-bit parts" if split_w_h else "8-bit weights"
-    weights += ", W's exponent per target node" if per_target_w else ""
-    log(
-        f"[export] quantised to Loihi fixed point (alpha Q.12, h Q.10, {weights}), float vs "
-        f"integer engine on {r.samples} sample(s) x {r.steps} steps: same class "
-        f"{r.decision_agreement:.3f}, score error max {r.score_max_abs_error:.3g} (max |score| "
-        f"{r.score_max_abs:.3g}), alpha error max {r.alpha_max_abs_error:.3g}, h error max "
-        f"{r.h_max_abs_error:.3g} (max |h| {r.h_max_abs:.3g}), active-set agreement "
-        f"{r.active_set_agreement:.3f}, wraps {r.wraps}, clips {r.clips}"
-    )
-    return fixed_graph, asdict(r)
-
-
 def require_fraction(name: str, value) -> float:
     """`value` as a float in [0, 1], else one line naming `name`."""
     try:
@@ -214,7 +161,7 @@ def require_fraction(name: str, value) -> float:
 def _agreement(kind: str, quantization: dict, min_agreement: float) -> dict:
     """Whether the integer model keeps the float model's decisions well enough to pass --verify:
     {passed, agreement, min_agreement, message}."""
-    key, what = AGREEMENT[kind]
+    key, what = quantize_side(kind).agreement
     value = float(quantization[key])
     passed = value >= min_agreement
     n = quantization.get("samples")

@@ -12,10 +12,11 @@ import numpy as np
 from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
-from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
+from atomspark.networks.families import family_named
 from atomspark.networks.model_io import load_npy
 from atomspark.scenarios.runs.engine import (
     LoadedModel,
+    engine_side,
     load_model,
     require_run_memory,
     run_loaded,
@@ -24,7 +25,6 @@ from atomspark.scenarios.runs.engine import (
 from atomspark.scenarios.runs.model_task import task_samples
 from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_text, require_int
 from atomspark.sim.engine import Engine
-from atomspark.sim.memory import require_memory
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
 from atomspark.sim.progress import Stages
 from atomspark.sim.run_folder import prepare_run_folder
@@ -44,10 +44,9 @@ def read_inputs(
     of the built-in data set that fits the model (VN: sparse-dictionary signals; RSGN:
     hierarchical sequences) at the generator's defaults, which the log says. The layout is
     checked against the model: VN (samples, d), RSGN (samples, length, d_in)."""
-    if loaded.kind == "vn":
-        layout, want = "(samples, d)", (None, loaded.model.input_dim)
-    else:
-        layout, want = "(samples, length, d_in)", (None, None, loaded.model[1].d_in)
+    family = family_named(loaded.kind)
+    side = engine_side(loaded)
+    layout, want = side.layout, side.input_shape(loaded.model)
     if spec.startswith(BUILTIN_PREFIX):
         try:
             n = int(spec[len(BUILTIN_PREFIX) :])
@@ -62,21 +61,14 @@ def read_inputs(
             log(f"[inputs] {n} samples of {own[2]}")
             return own[0]
         log(f"[inputs] the model file stores no task; {n} samples at generator defaults")
-        if loaded.kind == "vn":
-            require_memory(f"--input {spec}", 8.0 * n * want[1] * 3, "use a smaller N")
-            return sparse_dictionary_data(n=n, dim=loaded.model.input_dim, seed=seed).signals
-        _, cfg = loaded.model
-        length = 64  # hierarchical_sequences' default sequence length
-        require_memory(f"--input {spec}", 8.0 * n * length * cfg.d_in * 3, "use a smaller N")
-        return hierarchical_sequences(n=n, dim=cfg.d_in, n_classes=cfg.n_classes, seed=seed).tokens
+        return side.builtin_inputs(loaded.model, n, seed, f"--input {spec}")
     if not Path(spec).is_file():
         raise AtomsparkError(f"--input {spec}: no such file (give a .npy array, or builtin:N)")
     data = as_finite_array(f"--input {spec}", load_npy(spec, "--input"))
     if data.ndim != len(want) or data.shape[-1] != want[-1] or data.shape[0] < 1:
         raise AtomsparkError(
-            f"--input {spec}: shape {data.shape}, but this {loaded.kind.upper()} model takes "
-            f"{layout} with d{'_in' if loaded.kind == 'rsgn' else ''} = {want[-1]} and at "
-            "least one sample"
+            f"--input {spec}: shape {data.shape}, but this {family.title} model takes "
+            f"{layout} with {side.dim_name} = {want[-1]} and at least one sample"
         )
     return data
 
@@ -97,11 +89,8 @@ def profile_model(
     loaded = load_model(model_path)
     load_hardware(hardware), load_hardware(gpu)
     if steps is not None:
-        if loaded.kind == "rsgn":
-            raise AtomsparkError(
-                "--steps: an RSGN runs its own n_steps K (+1 for ignition) engine steps; "
-                "omit --steps"
-            )
+        if engine_side(loaded).own_steps is not None:
+            raise AtomsparkError(engine_side(loaded).own_steps)
         steps = require_int("--steps", steps, minimum=1)
     data = read_inputs(inputs, loaded, model_path=model_path, log=log)
     require_run_memory(loaded, len(data), steps, "--steps")
@@ -187,13 +176,19 @@ def _gpu_side(loaded: LoadedModel, data, run, gpu: str, chip, log) -> dict | Non
     """The GPU running its own algorithm on the same samples (scenarios/compare/gpu_side.py), or None
     without torch (the dense equivalent of the chip's steps is then the only GPU figure)."""
     try:
-        from atomspark.scenarios.compare.gpu_side import format_rows, gpu_side_for_run
+        import torch
+        from atomspark.scenarios.compare.family_sides import profile_gpu_side
+        from atomspark.scenarios.compare.gpu_side import format_rows
     except ImportError:
         log("[profile] torch is not installed: no GPU-side algorithm run (dense equivalent only)")
         return None
+    gpu_side_for_run = profile_gpu_side(loaded.kind)
+    if gpu_side_for_run is None:
+        log(f"[profile] {loaded.kind}: no GPU-side algorithm declared (dense equivalent only)")
+        return None
     fair = gpu_side_for_run(
-        loaded.kind, loaded.model, data, run.outputs, run.graph, gpu,
-        chip.energy_per_sample_j, chip.time_per_sample_s,
+        loaded.model, data, run.outputs, run.graph, gpu,
+        chip.energy_per_sample_j, chip.time_per_sample_s, torch.device("cpu"),
     )  # fmt: skip
     for line in format_rows(loaded.kind.upper(), fair):
         log(line.replace("[gpu]", "[profile]"))
