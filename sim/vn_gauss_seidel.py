@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
+from atomspark.sim.dtypes import FLOAT_DTYPES
 from atomspark.sim.graph import Graph
-from atomspark.sim.units.lif import FLOAT_DTYPES
 from atomspark.sim.units.vn import VNParams
 from numba import njit
 

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
+from atomspark.sim.dtypes import FLOAT_DTYPES  # noqa: F401 (named here too)
 from atomspark.sim.kernels import lif as kl
 from atomspark.sim.kernels import lif_lean as kll
 from atomspark.sim.unit_model import (
@@ -21,8 +22,6 @@ from atomspark.sim.unit_model import (
 )
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
-
-FLOAT_DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -261,17 +262,46 @@ def rsgn_node_step(
 # then the two emit buffers.
 
 
+class RSGNArgs(NamedTuple):
+    """The kernel's own arguments (sim/kernels/rsgn.rsgn_step), read by name."""
+
+    alpha: np.ndarray  # (N,)
+    h: np.ndarray  # (N, d)
+    alpha_pre: np.ndarray  # (N,) pre-pool activation
+    pool_sum: np.ndarray  # (N,) scratch: each pool's sum of alpha_pre
+    pool_messages: np.ndarray  # (1,): pool messages of the last update
+    ignited: np.ndarray  # (1,): 0 until the first step has sent the ignition
+    thresholds: np.ndarray
+    w_h: np.ndarray
+    b_h: np.ndarray
+    ln_gain: np.ndarray
+    ln_bias: np.ndarray
+    pool_indptr: np.ndarray
+    pool_indices: np.ndarray
+    pool_size: np.ndarray
+    consts: np.ndarray
+    resting: np.ndarray
+    event_rule: bool
+
+
 @njit(cache=True)
-def _rsgn_update(slot, buf, args):
-    n, n_emit, active = kr.rsgn_step(slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val)
+def _rsgn_update(slot, buf, a):
+    n, n_emit, active = kr.rsgn_step(
+        slot, *bookkeeping(buf), a.alpha, a.h, a.alpha_pre, a.pool_sum, a.pool_messages,
+        a.ignited, a.thresholds, a.w_h, a.b_h, a.ln_gain, a.ln_bias, a.pool_indptr,
+        a.pool_indices, a.pool_size, a.consts, a.resting, a.event_rule, buf.emit_idx,
+        buf.emit_val,
+    )  # fmt: skip
     return n, n_emit, active, 0, 0
 
 
-def _rsgn_args(par: RSGNNodeParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
+def _rsgn_args(par: RSGNNodeParams, st: dict, counter: np.ndarray, dense_min: int) -> RSGNArgs:
     a = par.kernel_arrays
-    return (st["alpha"], st["h"], st["alpha_pre"], st["pool_sum"], st["pool_messages"],
-            st["ignited"], a.thresholds, a.w_h, a.b_h, a.ln_gain, a.ln_bias, a.pool_indptr,
-            a.pool_indices, a.pool_size, a.consts, a.resting, bool(par.event_rule))  # fmt: skip
+    return RSGNArgs(
+        st["alpha"], st["h"], st["alpha_pre"], st["pool_sum"], st["pool_messages"],
+        st["ignited"], a.thresholds, a.w_h, a.b_h, a.ln_gain, a.ln_bias, a.pool_indptr,
+        a.pool_indices, a.pool_size, a.consts, a.resting, bool(par.event_rule),
+    )  # fmt: skip
 
 
 RSGN = register(

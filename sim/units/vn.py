@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
+from atomspark.sim.dtypes import FLOAT_DTYPES
 from atomspark.sim.kernels import common as k
 from atomspark.sim.unit_model import UnitModel, UnitParams, bookkeeping, register
-from atomspark.sim.units.lif import FLOAT_DTYPES
 from atomspark.sim.units.per_unit import per_unit
 from numba import njit
 
