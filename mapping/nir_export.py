@@ -15,6 +15,7 @@ What NIR can express is exported exactly; the rest is listed in the report, neve
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph, Population, Projection
-from atomspark.sim.unit_model import add_hook, model_of
+from atomspark.sim.unit_model import model_named, model_of
 from atomspark.sim.units.lif import LIFParams
 
 if TYPE_CHECKING:  # nir is optional: imported where it is used
@@ -80,7 +81,15 @@ def _lif_node(pop: Population, unsupported: list[str]):
     )
 
 
-add_hook("lif", "nir", _lif_node)  # the other models leave as boundary nodes
+# unit model name -> its NIR node (the other models leave as boundary nodes)
+_NIR_NODES: dict[str, Callable] = {"lif": _lif_node}
+
+
+def register_nir_node(model_name: str, to_node: Callable) -> None:
+    """Export populations of the unit model `model_name` as the NIR node `to_node(population,
+    unsupported)` returns (None: a boundary node); the model must be registered."""
+    model_named(model_name)  # one-line error for an unknown model
+    _NIR_NODES[model_name] = to_node
 
 
 def to_nir(
@@ -104,7 +113,7 @@ def to_nir(
     src_of: dict[str, str] = {}  # population -> node its events leave from
     dst_of: dict[str, str] = {}  # population -> node its input goes to
     for pop in graph.populations:
-        to_node = model_of(pop.params).hooks.get("nir")
+        to_node = _NIR_NODES.get(model_of(pop.params).name)
         node = to_node(pop, unsupported) if to_node is not None else None
         if node is not None:
             nodes[pop.name] = node

@@ -17,14 +17,15 @@ and the pending list, writes the emitted events into emit_idx/emit_val in a fixe
 leaves the pending list for the next step. Both update and kernel_args must be Numba-compatible
 (update an @njit function; args plain arrays and scalars).
 
-Layers above sim/ attach their own hooks by name (`add_hook`): e.g. mapping/lava/bundle.py adds
-"lava" (the population's Lava description) and mapping/nir_export.py adds "nir".
+Layers above sim/ keep their own tables keyed by a model's name, filled by explicit
+registrations beside the functions they hold (mapping/lava/units/registry.register_lava_unit,
+mapping/nir_export.register_nir_node): nothing is attached to a declaration from outside.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -110,8 +111,7 @@ class UnitModel:
     accepts_input: external input may be added to channel 0; sample_state: state entries a
     sample may set (drives, initial states) between runs; graded: events carry a value (binary
     spikes otherwise); check_weights(label, data): extra checks of projections into this model
-    (e.g. Lava's 8-bit mantissas); lean: an optional LeanKernel for always-busy samples;
-    hooks: name -> function added by higher layers."""
+    (e.g. Lava's 8-bit mantissas); lean: an optional LeanKernel for always-busy samples."""
 
     name: str
     params_type: type
@@ -124,15 +124,6 @@ class UnitModel:
     initial_counter: Callable[[dict], int] = lambda state: 0
     check_weights: Callable[[str, np.ndarray], None] = _no_weight_check
     lean: LeanKernel | None = None
-    hooks: dict[str, Callable] = field(default_factory=dict)
-
-    def hook(self, name: str, what: str) -> Callable:
-        """The hook `name`, or an error saying this model has no `what`."""
-        if name not in self.hooks:
-            raise AtomsparkError(
-                f"unit model {self.name!r} ({self.params_type.__name__}) has no {what}"
-            )
-        return self.hooks[name]
 
 
 _REGISTRY: dict[type, UnitModel] = {}
@@ -182,12 +173,3 @@ def model_named(name: str) -> UnitModel:
             return model
     known = ", ".join(sorted(m.name for m in _REGISTRY.values()))
     raise AtomsparkError(f"unit model {name!r}: not registered (known: {known})")
-
-
-def add_hook(model_name: str, hook: str, fn: Callable) -> None:
-    """Attach a higher layer's function (e.g. an exporter) to the model called `model_name`."""
-    for model in _REGISTRY.values():
-        if model.name == model_name:
-            model.hooks[hook] = fn
-            return
-    raise AtomsparkError(f"add_hook: no unit model named {model_name!r}")

@@ -2,8 +2,8 @@
 
 The bundle builder, the NumPy reference of Lava's timing, the exporter and the verifier loop over
 these declarations; nothing in mapping/ asks for a model by name. A unit model reaches its
-LavaUnit through its sim declaration's "lava" hook (sim/unit_model.py), and a bundle's population
-through its (family, arithmetic) pair. A new model adds one module here (its LavaUnit) beside its
+LavaUnit through its sim model's name (registry.register_lava_unit, or serve_lava_unit for a
+model another unit describes), and a bundle's population through its (family, arithmetic) pair. A new model adds one module here (its LavaUnit) beside its
 Process in mapping/lava/procs/.
 """
 
@@ -14,6 +14,7 @@ from atomspark.mapping.lava.units.registry import (
     lava_unit_of_params,
     register_lava_unit,
     registered_lava_units,
+    serve_lava_unit,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "lava_unit_of_params",
     "register_lava_unit",
     "registered_lava_units",
+    "serve_lava_unit",
 ]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.mapping.lava.net import LavaPopulation
 from atomspark.sim.core import AtomsparkError
-from atomspark.sim.unit_model import add_hook, model_of
+from atomspark.sim.unit_model import model_named, model_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +69,7 @@ def count_errors(p: LavaPopulation, lava: dict, traces: dict, count_error: float
 
 
 _BY_KIND: dict[tuple[str, str], LavaUnit] = {}
+_BY_SIM_MODEL: dict[str, LavaUnit] = {}  # sim unit model name -> its Lava description
 
 
 def register_lava_unit(unit: LavaUnit) -> LavaUnit:
@@ -77,8 +78,15 @@ def register_lava_unit(unit: LavaUnit) -> LavaUnit:
     if kind in _BY_KIND and _BY_KIND[kind] is not unit:
         raise AtomsparkError(f"register_lava_unit: {kind} is already {_BY_KIND[kind].sim_model!r}")
     _BY_KIND[kind] = unit
-    add_hook(unit.sim_model, "lava", unit)
+    serve_lava_unit(unit.sim_model, unit)
     return unit
+
+
+def serve_lava_unit(sim_model: str, unit: LavaUnit) -> None:
+    """Let `unit` describe the sim unit model `sim_model` too (e.g. a model that differs from
+    the unit's own only in its parameters); the model must be registered."""
+    model_named(sim_model)  # one-line error for an unknown model
+    _BY_SIM_MODEL[sim_model] = unit
 
 
 def lava_unit(population: LavaPopulation) -> LavaUnit:
@@ -95,7 +103,13 @@ def lava_unit(population: LavaPopulation) -> LavaUnit:
 
 def lava_unit_of_params(params) -> LavaUnit:
     """The LavaUnit of a population's unit parameters; a model without one cannot be exported."""
-    return model_of(params).hook("lava", "Lava export")
+    model = model_of(params)
+    unit = _BY_SIM_MODEL.get(model.name)
+    if unit is None:
+        raise AtomsparkError(
+            f"unit model {model.name!r} ({model.params_type.__name__}) has no Lava export"
+        )
+    return unit
 
 
 def registered_lava_units() -> list[LavaUnit]:

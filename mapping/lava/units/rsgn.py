@@ -9,9 +9,9 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava.net import LavaPopulation, alpha_record
-from atomspark.mapping.lava.units.registry import LavaUnit, register_lava_unit
+from atomspark.mapping.lava.units.registry import LavaUnit, register_lava_unit, serve_lava_unit
 from atomspark.sim.core import AtomsparkError
-from atomspark.sim.unit_model import add_hook, model_named, model_of
+from atomspark.sim.unit_model import model_named, model_of
 from atomspark.sim.units.rsgn import RSGNNodeParams, rsgn_emitted, rsgn_node_step
 from atomspark.sim.units.rsgn_fixed import RSGNFixedParams, emitted_payloads, step_nodes
 
@@ -214,4 +214,4 @@ RSGN_FIXED = register_lava_unit(
 )
 # The split-W_h unit differs from rsgn_fixed only in its parameters (same ProcessModel, same
 # reference step): the same Lava description serves it.
-add_hook("rsgn_fixed_split", "lava", RSGN_FIXED)
+serve_lava_unit("rsgn_fixed_split", RSGN_FIXED)
