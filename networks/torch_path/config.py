@@ -30,6 +30,18 @@ import sys
 from pathlib import Path
 
 from atomspark.networks.model_family import families_of_task
+from atomspark.networks.torch_path.config_help import HELP  # noqa: F401 (what each key means)
+from atomspark.networks.torch_path.config_memory import (  # noqa: F401 (named here too)
+    check_memory,
+    estimate_memory_bytes,
+)
+from atomspark.networks.torch_path.config_sections import (  # noqa: F401 (named here too)
+    PLASTICITY_KEYS,
+    RSGN_MODEL_KEYS,
+    check_vn_model,
+    model_config,
+    plasticity_config,
+)
 from atomspark.sim.core import AtomsparkError
 
 if sys.version_info >= (3, 11):
@@ -154,102 +166,6 @@ DATA_DEFAULTS = {
 }
 
 
-# What each key means (docs/configs.md is generated from this table and the two above:
-# `python -m atomspark.networks.torch_path.config_doc > docs/configs.md`).
-HELP = {
-    "task": "what to train: `rsgn-sequence` (RSGN sequence classification) or `vn-dictionary` "
-    "(VN dictionary learning with Atomic-Hebb); required",
-    "seed": "seeds the data, the initial parameters and the batch order (>= 0)",
-    "device": "`auto` (CUDA if present, else CPU), `cpu`, `cuda` or `cuda:N`",
-    "dtype": "`float32`, `float64`, or `auto` (float32 on CUDA, float64 on CPU)",
-    "epochs": "passes over the training split (>= 1); a resumed run may raise it (see "
-    "*Run folders and resuming*)",
-    "batch_size": "samples per optimiser step (>= 1)",
-    "checkpoint_every": "optimiser steps between checkpoints (0: only at the end)",
-    "val_fraction": "share of data.n held out for validation, in (0, 1); both splits must be "
-    "non-empty",
-    "mixed_precision": "autocast the RSGN forward pass to bfloat16/float16 on CUDA",
-    "data.kind": "rsgn-sequence: `hierarchical` or `long-range` (the RSGN paper's two tasks)",
-    "data.n": "number of samples (train + validation)",
-    "data.length": "rsgn-sequence: tokens per sequence",
-    "data.dim": "token dimension (rsgn-sequence) or signal dimension (vn-dictionary); task default",
-    "data.n_classes": "rsgn-sequence: number of classes (>= 2)",
-    "data.noise": "standard deviation of the additive Gaussian noise (>= 0); task default",
-    "data.seed": "the data set's own seed (unset: the run's seed)",
-    "data.split_seed": "seed of the train/validation split (unset: the run's seed)",
-    "data.stream": "rsgn-sequence: `generator` (NumPy's Generator) or `notebook` (the released "
-    "notebook's legacy np.random stream and split: the paper's own sequences)",
-    "data.n_atoms": "vn-dictionary: atoms of the planted dictionary",
-    "data.active": "vn-dictionary: planted atoms active per signal (<= data.n_atoms)",
-    "model.kind": "rsgn-sequence: `rsgn`, or a baseline: `transformer`, `sparse-transformer`, "
-    "`lstm`, `mlp`, `mean-linear`",
-    "model.layers": "baselines: encoder layers (transformers) or LSTM layers",
-    "model.mode": "RSGN: `published` (dense, as released) or `sparse` (k-nearest/radius graph, "
-    "event cutoff)",
-    "model.n_nodes": "RSGN: number of nodes N",
-    "model.dim": "RSGN: dimension of the Poincare ball",
-    "model.d_hidden": "RSGN: width of each node's state vector",
-    "model.d_in": "RSGN: token dimension; unset means data.dim",
-    "model.n_steps": "RSGN: propagation steps K",
-    "model.temperature": "RSGN: temperature T of the soft threshold (> 0)",
-    "model.tau": "RSGN: distance decay tau of the connection strength (> 0)",
-    "model.cutoff": "RSGN: send gate (published) or event cutoff (sparse), in (0, 1)",
-    "model.radius": "RSGN sparse: connect nodes closer than this geodesic distance",
-    "model.k_nearest": "RSGN sparse: keep each node's k nearest targets (< n_nodes)",
-    "model.affinity_rank": "RSGN published: rank of the low-rank affinity",
-    "model.ignition_sigma": "RSGN: width of the ignition's Gaussian around spark points (> 0)",
-    "model.target_activity": "RSGN: activity the homeostatic thresholds aim for, in (0, 1)",
-    "model.threshold_max": "RSGN: upper clamp of the thresholds (released code: 0.99)",
-    "model.position_projection": "RSGN: `forward` (the forward pass projects node positions "
-    "into the ball and the parameter may leave it: released code) or `in-place` (rescaled into "
-    "the ball after every optimiser step: atomspark before 2026-12)",
-    "model.threshold_rule": "RSGN: `sigmoid` (alpha = sigma((drive - theta) / T), released "
-    "code) or `resting-subtracted` (the same less its value at a zero message, sigma((0.1 "
-    "||b_h|| - theta) / T), rescaled to [0, 1): a node reached by an empty message stays silent)",
-    "model.threshold_clamp": "RSGN: `homeostat` (only the homeostatic update clamps the "
-    "thresholds, so without plasticity they are unbounded: released code) or `every-step` "
-    "(clamped after every optimiser step too)",
-    "model.input_dim": "VN: signal dimension; unset means data.dim",
-    "model.layer_sizes": "VN: one [atoms, output size] pair per layer, e.g. [[16, 8]]",
-    "model.lam": "VN: l1 weight per layer (one number or one per layer, >= 0)",
-    "model.topk": "VN: optional hard top-k on the top layer",
-    "model.method": "VN: settle solver, `fista` or `ista`",
-    "model.tol": "VN: settle stops when no code moves more than this (>= 0)",
-    "model.max_iter": "VN: iterations per layer and sweep (>= 1)",
-    "model.sweeps": "VN: up/down sweeps of the settle (>= 1)",
-    "optimizer.lr": "RSGN: AdamW learning rate (> 0)",
-    "optimizer.weight_decay": "RSGN: AdamW weight decay (>= 0)",
-    "optimizer.grad_clip": "RSGN: gradient-norm clip (> 0)",
-    "optimizer.schedule": "`cosine` (to zero over the run, per optimiser step), `cosine-epoch` "
-    "(the same, stepped once per epoch as in the RSGN notebook) or `constant`",
-    "plasticity.enabled": "RSGN: run the slow Hebbian/homeostatic updates",
-    "plasticity.lr_affinity": "RSGN: Hebbian affinity learning rate (>= 0)",
-    "plasticity.lr_threshold": "RSGN: homeostatic threshold learning rate (>= 0)",
-    "plasticity.affinity_decay": "RSGN: affinity decay per update, in [0, 1]",
-    "plasticity.baseline_momentum": "RSGN: momentum of the reward baseline, in [0, 1]",
-    "plasticity.prune_threshold": "RSGN sparse: prune edges with affinity below this",
-    "plasticity.max_prune": "RSGN sparse: at most this many edges pruned per structural update",
-    "plasticity.sprout_correlation": "RSGN sparse: sprout between nodes correlated above this",
-    "plasticity.sprout_affinity": "RSGN sparse: ... whose affinity is below this, in [0, 1]",
-    "plasticity.max_sprout": "RSGN sparse: at most this many edges sprouted per update",
-    "plasticity.structural_every": "RSGN sparse: epochs between prune/sprout updates (>= 1)",
-    "plasticity.homeostasis_scope": "`node` (released code) or `global` (one network-wide rule)",
-    "plasticity.homeostasis_signal": "what the homeostat holds at the target: `alpha` (mean "
-    "activation, released code) or `events` (fraction of nodes above the event cutoff)",
-    "plasticity.learn_thresholds": "RSGN: the optimiser also trains the thresholds (released "
-    "code); false: the homeostat alone sets them",
-    "plasticity.hebbian_reward": "RSGN: the Hebbian reward, `baseline` (R = -(loss - running "
-    "mean of the loss)) or `raw` (R = -loss: released notebook; rsgn-paper-hierarchical and -long-range set it)",
-    "plasticity.hebbian_step": "RSGN: `once` (the affinity step is lr_affinity x decay x "
-    "mean(alpha_i) mean(alpha_j) R) or `released` (lr_affinity applied twice, steps of about "
-    "1e-6: released notebook; rsgn-paper-hierarchical and -long-range set it)",
-    "hebb.rho_s": "VN: Atomic-Hebb rate of S (>= 0)",
-    "hebb.rho_u": "VN: Atomic-Hebb rate of U (>= 0)",
-    "hebb.normalize": "VN: rescale touched atoms to unit norm after each update",
-}
-
-# Keys a resumed run may change: where it runs and how often it checkpoints. `epochs` may only
-# grow (see docs/configs.md); every other difference changes the run and is refused.
 RESUME_MAY_CHANGE = ("device", "checkpoint_every")
 
 # key -> ("int", minimum) | ("num", "> 0" | ">= 0")  (checked after the defaults are filled in)
@@ -359,7 +275,7 @@ def _check_model(cfg: dict) -> None:
         _in_section("model", lambda: model_config(cfg, d_in, d["n_classes"]))
         _in_section("plasticity", lambda: plasticity_config(cfg))
         return
-    _in_section("model", lambda: _check_vn_model(cfg["model"]))
+    _in_section("model", lambda: check_vn_model(cfg["model"]))
     if cfg["data"]["active"] > cfg["data"]["n_atoms"]:
         raise AtomsparkError(
             f"config key 'data.active': must be <= data.n_atoms ({cfg['data']['n_atoms']}), got "
@@ -372,119 +288,6 @@ def _in_section(section: str, build) -> None:
         build()
     except AtomsparkError as exc:
         raise AtomsparkError(f"config [{section}] {exc}") from None
-
-
-RSGN_MODEL_KEYS = (
-    "mode",
-    "n_nodes",
-    "dim",
-    "d_hidden",
-    "n_steps",
-    "temperature",
-    "tau",
-    "cutoff",
-    "radius",
-    "k_nearest",
-    "affinity_rank",
-    "target_activity",
-    "ignition_sigma",
-    "threshold_rule",
-)
-PLASTICITY_KEYS = (
-    "lr_affinity",
-    "lr_threshold",
-    "affinity_decay",
-    "baseline_momentum",
-    "prune_threshold",
-    "max_prune",
-    "sprout_correlation",
-    "sprout_affinity",
-    "max_sprout",
-    "hebbian_reward",
-    "hebbian_step",
-)
-
-
-def model_config(cfg: dict, d_in: int, n_classes: int, cls=None):
-    """The RSGNConfig a config describes (validated by RSGNConfig itself)."""
-    if cls is None:
-        from atomspark.networks.rsgn.model import RSGNConfig as cls
-    m = cfg["model"]
-    kw = {k: m[k] for k in RSGN_MODEL_KEYS}
-    return cls(d_in=d_in, n_classes=n_classes, threshold_bounds=(0.01, m["threshold_max"]), **kw)
-
-
-def plasticity_config(cfg: dict, cls=None):
-    """The PlasticityConfig a config describes (validated by PlasticityConfig itself)."""
-    if cls is None:
-        from atomspark.networks.rsgn.plasticity import PlasticityConfig as cls
-    return cls(**{k: cfg["plasticity"][k] for k in PLASTICITY_KEYS})
-
-
-def _check_vn_model(m: dict) -> None:
-    from atomspark.sim.core import require_int, require_positive
-
-    sizes = m["layer_sizes"]
-    if not sizes or not all(
-        isinstance(s, list) and len(s) == 2 and all(isinstance(v, int) for v in s) for s in sizes
-    ):
-        raise AtomsparkError(
-            f"layer_sizes: expected one [atoms, output size] pair of integers per layer, e.g. "
-            f"[[16, 8]], got {sizes!r}"
-        )
-    for i, (k, out) in enumerate(sizes):
-        require_int(f"layer_sizes[{i}] atoms", k, minimum=1)
-        require_int(f"layer_sizes[{i}] output size", out, minimum=1)
-    lams = m["lam"] if isinstance(m["lam"], list) else [m["lam"]]
-    if isinstance(m["lam"], list) and len(lams) != len(sizes):
-        raise AtomsparkError(f"lam: one value per layer ({len(sizes)}), got {len(lams)}")
-    for lam in lams:
-        if isinstance(lam, bool) or not isinstance(lam, (int, float)):
-            raise AtomsparkError(f"lam: must be a number, got {lam!r}")
-        require_positive("lam", lam, allow_zero=True)
-    if m["topk"] is not None:
-        require_int("topk", m["topk"], minimum=1)
-        if m["topk"] > sizes[-1][0]:
-            raise AtomsparkError(f"topk: must be <= the top layer's atoms ({sizes[-1][0]})")
-
-
-def estimate_memory_bytes(cfg: dict) -> dict[str, float]:
-    """Rough peak memory of training this config, by part (bytes): the data set (generated in
-    float64), the parameters with gradients and AdamW state, and the activations kept for the
-    backward pass. An estimate for refusing hopeless sizes, not a measurement."""
-    d, m = cfg["data"], cfg["model"]
-    width = 8 if cfg["dtype"] == "float64" else 4
-    b = cfg["batch_size"]
-    if cfg["task"] == "rsgn-sequence":
-        data = 8.0 * d["n"] * d["length"] * d["dim"] * 2  # generated, then split (a copy)
-        n, dh, k = m["n_nodes"], m["d_hidden"], m["n_steps"]
-        dense = n * n if m["mode"] == "published" else n * (m["k_nearest"] or n)
-        params = dh * dh + 2 * n * m["affinity_rank"] + d["dim"] * dh + dh * d["n_classes"]
-        init = 8.0 * (params + 2 * n * n)  # NumPy initialiser (float64) + pairwise distances
-        train = width * (4.0 * params + 3.0 * dense * k)  # params, grads, 2 AdamW moments; W
-        acts = width * (8.0 * b * n * dh * k + 2.0 * b * d["length"] * n)
-        return {"data": data, "parameters": init + train, "activations": acts}
-    data = 8.0 * d["n"] * d["dim"] * 2
-    sizes = m["layer_sizes"]
-    dims = [d["dim"]] + [s[1] for s in sizes]
-    params = sum(dims[i] * s[0] + s[1] * s[0] + s[0] * s[0] for i, s in enumerate(sizes))
-    acts = width * 4.0 * b * sum(s[0] for s in sizes)
-    return {"data": data, "parameters": 3.0 * 8 * params, "activations": acts}
-
-
-def check_memory(cfg: dict) -> None:
-    """Refuse a config whose estimated memory exceeds what the machine has available."""
-    from atomspark.sim.memory import format_bytes, require_memory
-
-    parts = estimate_memory_bytes(cfg)
-    big = max(parts, key=parts.get)
-    hint = {
-        "data": "reduce data.n (or data.length, data.dim)",
-        "parameters": "reduce model.n_nodes / model.d_hidden (VN: model.layer_sizes)",
-        "activations": "reduce batch_size, model.n_nodes or model.d_hidden",
-    }[big]
-    detail = ", ".join(f"{k} {format_bytes(v)}" for k, v in parts.items())
-    require_memory(f"config ({detail})", sum(parts.values()), hint)
 
 
 def _check(key: str, value, types, default=None) -> None:
