@@ -128,9 +128,25 @@ class LIFFixedParams(UnitParams):
 # neurons in float32: ~15 % of the run).
 
 
+class LIFArgs(NamedTuple):
+    """The float LIF kernel's own arguments (kernels/lif.py lif_float_step), read by name."""
+
+    u: np.ndarray
+    u2: np.ndarray
+    v: np.ndarray
+    refr: np.ndarray
+    bias: np.ndarray
+    consts: np.ndarray  # [1-du, 1-du2, 1-dv, vth, v_reset] in the state dtype
+    refractory: int
+    dense_min: int  # touched units from which the kernel sweeps all units instead of a list
+
+
 @njit(cache=True, inline="always")
-def _lif_update(slot, buf, args):
-    n, n_emit = kl.lif_float_step(slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val)
+def _lif_update(slot, buf, a):
+    n, n_emit = kl.lif_float_step(
+        slot, *bookkeeping(buf), a.u, a.u2, a.v, a.refr, a.bias, a.consts, a.refractory,
+        a.dense_min, buf.emit_idx, buf.emit_val,
+    )  # fmt: skip
     return n, n_emit, buf.pcount[0], 0, 0
 
 
@@ -178,19 +194,32 @@ def _lif_direct_channels(args: LeanLIFArgs) -> list[tuple[np.ndarray, float]]:
     return [(args.u, ku), (args.u2, ku2)] if ku > 0 and ku2 > 0 else []
 
 
+class LIFFixedArgs(NamedTuple):
+    """The fixed-point LIF kernel's own arguments (kernels/lif.py lif_fixed_step), by name."""
+
+    u: np.ndarray
+    v: np.ndarray
+    bias: np.ndarray
+    du: int  # 12-bit decays
+    dv: int
+    vth_scaled: int  # threshold mantissa, shifted into the state's scale
+    dense_min: int
+
+
 @njit(cache=True, inline="always")
-def _lif_fixed_update(slot, buf, args):
+def _lif_fixed_update(slot, buf, a):
     n, n_emit, wraps, clips = kl.lif_fixed_step(
-        slot, *bookkeeping(buf), *args, buf.emit_idx, buf.emit_val
-    )
+        slot, *bookkeeping(buf), a.u, a.v, a.bias, a.du, a.dv, a.vth_scaled, a.dense_min, buf.emit_idx,
+        buf.emit_val,
+    )  # fmt: skip
     return n, n_emit, buf.pcount[0], wraps, clips
 
 
-def _lif_args(par: LIFParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
+def _lif_args(par: LIFParams, st: dict, counter: np.ndarray, dense_min: int) -> LIFArgs:
     dt = FLOAT_DTYPES[par.dtype]
     consts = np.array([1 - par.du, 1 - (par.du2 or 0.0), 1 - par.dv, par.vth, par.v_reset], dt)
-    return (st["u"], st["u2"], st["v"], st["refr"], st["bias"], consts, int(par.refractory),
-            dense_min)  # fmt: skip
+    return LIFArgs(st["u"], st["u2"], st["v"], st["refr"], st["bias"], consts,
+                   int(par.refractory), dense_min)  # fmt: skip
 
 
 def _lif_lean_args(par: LIFParams, st: dict, flags: np.ndarray) -> LeanLIFArgs:
@@ -208,9 +237,11 @@ def _every_unit_biased(par: LIFParams, st: dict) -> bool:
     return bool(np.all(st["bias"] != 0))
 
 
-def _lif_fixed_args(par: LIFFixedParams, st: dict, counter: np.ndarray, dense_min: int) -> tuple:
-    return (st["u"], st["v"], st["bias"], int(par.du), int(par.dv),
-            int(par.vth) << fx.VTH_SHIFT, dense_min)  # fmt: skip
+def _lif_fixed_args(
+    par: LIFFixedParams, st: dict, counter: np.ndarray, dense_min: int
+) -> LIFFixedArgs:
+    return LIFFixedArgs(st["u"], st["v"], st["bias"], int(par.du), int(par.dv),
+                        int(par.vth) << fx.VTH_SHIFT, dense_min)  # fmt: skip
 
 
 def _lif_nonzero(par, st: dict) -> np.ndarray:
