@@ -63,3 +63,217 @@ def assign_cores(n: int, d: int, blocks: SplitBlocks, order: np.ndarray) -> list
             cores.append({"core": core, "kind": "sum", "index": index})
             core += 1
     return cores
+
+
+# ------------------------------------------------------------------ what each core needs
+
+STATE_WORD_BYTES = 3  # ESTIMATE: one 24-bit word per state variable or input accumulator
+AXON_ENTRY_BYTES = 4  # ESTIMATE: one routing-table entry per input axon and per output axon
+# state variables per compartment (plus one accumulator per input channel): sum: m_shift, m;
+# transform: h, z, b_h, LayerNorm gain and bias; norm: alpha, a (two words), mu, 1/std,
+# received, theta, |P|
+STATE_WORDS = {"sum": 2, "transform": 5, "norm": 8}
+MEMORY_NOTE = (
+    "a core's 192 KB hold synapses (1 B each), neuron state (ESTIMATE: 3 B per 24-bit word, one "
+    "per state variable and input accumulator of each compartment) and axon tables (ESTIMATE: "
+    "4 B per input and per output axon)"
+)
+
+
+@dataclass(frozen=True)
+class SplitCoreCost:
+    """One core of a split layout: what it holds and needs (per model step for instructions)."""
+
+    core: int
+    kind: str  # "node" (transform + norm processes) or "sum"
+    nodes: int
+    compartments: int
+    synapses: int
+    state_words: int
+    fan_in_axons: int
+    fan_out_axons: int
+    memory_bytes: float
+    microcode_instructions: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _blocks_of(order: np.ndarray, size: int, n: int) -> np.ndarray:
+    """Block number of each node when `order` is cut into blocks of `size`."""
+    block = np.empty(n, np.int64)
+    block[order] = np.arange(n) // size
+    return block
+
+
+def _hits(pattern_t: sp.csr_matrix, block: np.ndarray, n_blocks: int) -> np.ndarray:
+    """Per source node: how many blocks hold at least one of its targets (pattern_t: (target,
+    source) pattern)."""
+    coo = sp.csr_matrix(pattern_t).tocoo()
+    pairs = np.unique(coo.col * n_blocks + block[coo.row])
+    return np.bincount(pairs // n_blocks, minlength=pattern_t.shape[1])
+
+
+def _rows(pattern: sp.csr_matrix, nodes: np.ndarray) -> tuple[int, int]:
+    """(stored entries, distinct columns) of the rows `nodes`."""
+    sub = pattern[nodes]
+    return int(sub.nnz), int(np.unique(sub.indices).size)
+
+
+def split_core_costs(model, blocks: SplitBlocks, order: np.ndarray, hw) -> list[SplitCoreCost]:
+    """Every core's use of each resource for `model` (a mapping/lava/rsgn_split.SplitModel) in
+    `blocks` with node order `order`: exact counts of the channels of rsgn_split.channels (each
+    stored weight of every copy is a synapse; an input axon per (source compartment, source
+    port); an output axon per (source compartment, source port, destination core))."""
+    from atomspark.mapping.lava.rsgn_split import CONTROL, part_channels
+    from atomspark.mapping.split_microcode import instructions_per_step
+
+    n, d = model.n, model.d
+    order = np.asarray(order, np.int64)
+    w = sp.csr_matrix(model.w_t, copy=True)
+    w.data = np.ones_like(w.data, dtype=np.int8)
+    pool = sp.csr_matrix(model.pool)
+    parts = part_channels(model)
+    c_wh, c_pool = len(parts["wh"]), len(parts["pool"])
+    c_gather = len(parts["hn2"]) + len(parts["z"]) + len(parts["z2"])
+    c_ctl = len(CONTROL)
+    nb, kf, sn = blocks.nodes_per_core, blocks.sum_features, blocks.sum_nodes
+    node_block, sum_block = _blocks_of(order, nb, n), _blocks_of(order, sn, n)
+    n_node, n_sum_nodes = -(-n // nb), -(-n // sn)
+    hit_sum = _hits(w, sum_block, n_sum_nodes)
+    hit_flag = _hits(w, node_block, n_node)
+    hit_pool = _hits(pool, node_block, n_node)
+    two = model.two_part_w_h
+    ins = {kind: instructions_per_step(kind, two) for kind in ("sum", "transform", "norm")}
+    bps = hw.limits.bytes_per_synapse
+    out = []
+    for b in range(n_node):
+        nodes = order[b * nb : (b + 1) * nb]
+        m = nodes.size
+        w_nnz, w_cols = _rows(w, nodes)
+        p_nnz, p_cols = _rows(pool, nodes)
+        synapses = c_wh * m * d * d + (c_gather + c_ctl) * m * d + c_pool * p_nnz + w_nnz
+        state = m * d * (STATE_WORDS["transform"] + c_wh + c_ctl) + m * (
+            STATE_WORDS["norm"] + 1 + c_gather + c_pool
+        )
+        fan_in = m * d + c_gather * m * d + c_ctl * m + c_pool * p_cols + w_cols
+        fan_out = (
+            d * int(hit_sum[nodes].sum()) + c_gather * m * d + c_ctl * m
+            + c_pool * int(hit_pool[nodes].sum()) + int(hit_flag[nodes].sum())
+        )  # fmt: skip
+        out.append(_cost(b, "node", m, m * (d + 1), synapses, state, fan_in, fan_out, bps,
+                         m * d * ins["transform"] + m * ins["norm"]))  # fmt: skip
+    core = n_node
+    for k0 in range(0, d, kf):
+        k = min(kf, d - k0)
+        for b in range(n_sum_nodes):
+            nodes = order[b * sn : (b + 1) * sn]
+            w_nnz, w_cols = _rows(w, nodes)
+            comps = k * nodes.size
+            out.append(_cost(core, "sum", nodes.size, comps, k * w_nnz,
+                             comps * (STATE_WORDS["sum"] + 1), k * w_cols, comps, bps,
+                             comps * ins["sum"]))  # fmt: skip
+            core += 1
+    return out
+
+
+def _cost(core, kind, nodes, comps, synapses, state, fan_in, fan_out, bps, instr) -> SplitCoreCost:
+    memory = synapses * bps + state * STATE_WORD_BYTES + (fan_in + fan_out) * AXON_ENTRY_BYTES
+    return SplitCoreCost(core, kind, int(nodes), int(comps), int(synapses), int(state),
+                         int(fan_in), int(fan_out), float(memory), int(instr))  # fmt: skip
+
+
+LIMITED = {  # cost field -> core_fit.core_limits key
+    "compartments": "compartments",
+    "memory_bytes": "synaptic_memory_bytes",
+    "fan_in_axons": "fan_in_axons",
+    "fan_out_axons": "fan_out_axons",
+}
+
+
+def split_problems(costs: list[SplitCoreCost], hw) -> list[str]:
+    """One line per resource some core exceeds (empty: every core fits)."""
+    from atomspark.mapping.core_fit import core_limits
+
+    limits = core_limits(hw)
+    out = []
+    for field_name, key in LIMITED.items():
+        over = [c for c in costs if getattr(c, field_name) > limits[key]]
+        if over:
+            worst = max(over, key=lambda c: getattr(c, field_name))
+            out.append(
+                f"{field_name}: {len(over)} of {len(costs)} cores over the limit (worst: "
+                f"{worst.kind} core {worst.core} needs {getattr(worst, field_name):.0f} > "
+                f"{limits[key]:.0f})"
+            )
+    return out
+
+
+def split_margins(costs: list[SplitCoreCost], hw) -> dict[str, float]:
+    """Per limited resource: 1 - (the busiest core's use / the limit); negative: over."""
+    from atomspark.mapping.core_fit import core_limits
+
+    limits = core_limits(hw)
+    return {
+        f: 1.0 - max((getattr(c, f) for c in costs), default=0) / limits[key]
+        for f, key in LIMITED.items()
+    }
+
+
+@dataclass(frozen=True)
+class SplitSearch:
+    """The block sizes the search chose (the fewest cores that fit), or why none fits."""
+
+    fits: bool
+    blocks: SplitBlocks | None
+    order: np.ndarray
+    costs: list[SplitCoreCost]
+    problems: list[str]
+    tried: int
+
+
+def _halvings(top: int) -> list[int]:
+    out, v = [], top
+    while v >= 1:
+        out.append(v)
+        v = v // 2 if v > 1 else 0
+    return out
+
+
+def search_blocks(model, hw) -> SplitSearch:
+    """Message-sum blocks with the fewest cores that fit (features halved, then nodes), then the
+    largest node block that fits; or, when even one node or one feature per core does not fit,
+    the problems of the smallest blocks."""
+    from atomspark.mapping.core_fit import core_limits
+
+    n, d = model.n, model.d
+    order = node_order(model.w_t, model.pool)
+    units = core_limits(hw)["compartments"]
+    tried = 0
+    sum_choice = None
+    candidates = sorted(
+        ((kf, sn) for kf in _halvings(d) for sn in _halvings(n) if kf * sn <= units),
+        key=lambda c: (-(-d // c[0]) * -(-n // c[1]), -c[1]),
+    )
+    for kf, sn in candidates:
+        tried += 1
+        costs = split_core_costs(model, SplitBlocks(n, kf, sn), order, hw)
+        if not split_problems([c for c in costs if c.kind == "sum"], hw):
+            sum_choice = (kf, sn)
+            break
+    if sum_choice is None:
+        smallest = SplitBlocks(1, 1, 1)
+        costs = split_core_costs(model, smallest, order, hw)
+        return SplitSearch(False, None, order, costs, split_problems(costs, hw), tried)
+    top = max(1, min(n, units // (d + 1)))
+    for nb in range(top, 0, -1):
+        tried += 1
+        blocks = SplitBlocks(nb, *sum_choice)
+        costs = split_core_costs(model, blocks, order, hw)
+        if not split_problems(costs, hw):
+            return SplitSearch(True, blocks, order, costs, [], tried)
+    blocks = SplitBlocks(1, *sum_choice)
+    costs = split_core_costs(model, blocks, order, hw)
+    problems = ["no node block fits, not even one node per core: " + p
+                for p in split_problems(costs, hw)]  # fmt: skip
+    return SplitSearch(False, None, order, costs, problems, tried)
