@@ -102,12 +102,18 @@ def test_a_damaged_checkpoint_is_refused_and_nothing_is_written(tmp_path):
     assert train(RSGN, tmp_path, resume=True, progress=False).steps > 1
 
 
-def test_a_checkpoint_without_a_digest_is_read_with_a_warning(tmp_path, capsys):
+def test_a_checkpoint_without_a_digest_is_refused_until_converted_with_trust(tmp_path):
+    from atomspark.networks.torch_path.checkpoint_convert import convert_checkpoint
+
     train(RSGN, tmp_path, progress=False, max_steps=1)
     state = read_checkpoint(tmp_path / CHECKPOINT)
     torch.save(state, tmp_path / CHECKPOINT)  # the format before checkpoints carried a digest
+    with pytest.raises(AtomsparkError, match="without a digest.*convert-checkpoint --trust"):
+        train(RSGN, tmp_path, resume=True, progress=False)
+    with pytest.raises(AtomsparkError, match="pass --trust only"):
+        convert_checkpoint(tmp_path / CHECKPOINT)
+    convert_checkpoint(tmp_path / CHECKPOINT, trust=True)
     assert train(RSGN, tmp_path, resume=True, progress=False).steps > 1
-    assert "cannot be verified" in capsys.readouterr().err
 
 
 def test_data_not_matching_model_is_rejected(tmp_path):

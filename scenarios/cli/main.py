@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from atomspark.scenarios.bench.cli_bench import add_bench_parser
 from atomspark.scenarios.compare.cli_compare import add_compare_parser
+from atomspark.scenarios.runs.cli_checkpoint import add_convert_checkpoint_parser
 from atomspark.scenarios.runs.cli_runs import (
     add_demo_parser,
     add_export_parser,
@@ -35,6 +36,7 @@ SUBCOMMANDS = (  # in the order `atomspark --help` lists them
     add_sweep_parser,
     add_bench_parser,
     add_hardware_parser,
+    add_convert_checkpoint_parser,
 )
 
 

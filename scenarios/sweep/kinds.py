@@ -81,9 +81,18 @@ def _train_build(variant: dict, overrides: dict, grid_dir: Path) -> dict:
 
 
 def _train_resumable(folder: Path) -> bool:
+    """An earlier attempt left a checkpoint that reads as tensors and plain data with a matching
+    digest (weights-only reader: a planted file runs nothing); any other is not resumed."""
+    from atomspark.networks.torch_path.checkpoint_file import read_checkpoint
     from atomspark.networks.torch_path.training import CHECKPOINT
 
-    return (folder / CHECKPOINT).is_file()
+    if not (folder / CHECKPOINT).is_file():
+        return False
+    try:
+        read_checkpoint(folder / CHECKPOINT)
+    except AtomsparkError:
+        return False
+    return True
 
 
 def _train_run(params: dict, folder: Path, resume: bool) -> dict:
