@@ -10,7 +10,7 @@ import pytest
 
 HEAVY = ("torch", "numba", "matplotlib", "scipy", "distributed", "networkx")
 VERBS = ["", "demo", "profile", "export", "import", "train", "compare", "sweep", "bench",
-         "hardware"]  # fmt: skip
+         "hardware", "convert-checkpoint"]  # fmt: skip
 
 PROBE = """
 import sys
