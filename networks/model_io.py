@@ -5,15 +5,25 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from atomspark.networks.bounded_npz import load_npy_bounded, read_npz
 from atomspark.sim.core import AtomsparkError, atomic_write_bytes
+from atomspark.sim.fixed_point import CODE_LIMIT
 
-__all__ = ["load_arrays", "read_task", "save_arrays"]
+__all__ = ["check_representable", "load_arrays", "read_meta", "read_task", "save_arrays"]
 
 FORMAT_VERSION = 1
 _META_KEY = "__atomspark_meta__"
+META_LIMIT = 1 << 20  # metadata JSON of any model atomspark writes is a few KiB
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+# Inputs reach the chip as graded payloads of at most 2**23 - 1 (sim/fixed_point.CODE_LIMIT, Loihi 2's
+# 24-bit state); an input beyond that magnitude cannot be represented there in any scaling that keeps
+# unit-scale values distinct, and on the engine it only drives every unit to saturation.
+INPUT_LIMIT = float(CODE_LIMIT)
+INPUT_HELD_BY = "a Loihi 2 graded payload (24-bit)"
 
 
 _NPZ_MAGIC = b"PK\x03\x04"
@@ -52,24 +62,10 @@ def check_file_format(path: str | os.PathLike, what: str, want: str) -> Path:
 
 
 def load_npy(path: str | os.PathLike, what: str) -> np.ndarray:
-    """A plain numeric array from a .npy file; arrays of Python objects are refused."""
+    """A plain numeric array from a .npy file, its header bounded before anything is read;
+    arrays of Python objects are refused."""
     path = check_file_format(path, what, "npy")
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        if "pickle" in str(exc):
-            raise AtomsparkError(
-                f"{what} {path}: holds Python objects, not numbers (atomspark only reads "
-                "numeric arrays)"
-            ) from None
-        raise AtomsparkError(f"{what} {path}: not a readable .npy array ({exc})") from None
-    except (OSError, EOFError) as exc:
-        raise AtomsparkError(f"{what} {path}: not a readable .npy array ({exc})") from None
-    if arr.dtype.kind not in "biuf":
-        raise AtomsparkError(
-            f"{what} {path}: holds {arr.dtype} values; give real numbers (float or int)"
-        )
-    return arr
+    return load_npy_bounded(path, what)
 
 
 def not_a_model(path: str | os.PathLike, names: list[str]) -> AtomsparkError:
@@ -100,21 +96,46 @@ def save_arrays(
     atomic_write_bytes(path, buf.getvalue())
 
 
-def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarray], dict]:
-    """Load what save_arrays wrote; a missing, corrupt, foreign or wrong-version file is an error."""
+def read_meta(path: str | os.PathLike) -> tuple[dict | None, list[str]]:
+    """(metadata or None, member names) of an atomspark .npz, reading only the metadata
+    member (bounded): enough to tell a model's kind or stored task."""
     path = check_file_format(path, "model file", "npz")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        detail = "holds Python objects" if "pickle" in str(exc) else str(exc)
-        raise AtomsparkError(f"model file {path}: unreadable ({detail})") from None
+    arrays = read_npz(path, "model file", only={_META_KEY}, limits={_META_KEY: META_LIMIT})
+    names = _member_names(path)
     if _META_KEY not in arrays:
-        raise not_a_model(path, list(arrays))
+        return None, names
+    return _parse_meta(path, arrays[_META_KEY]), names
+
+
+def _member_names(path: Path) -> list[str]:
     try:
-        meta = json.loads(arrays.pop(_META_KEY).tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AtomsparkError(f"model file {path}: corrupt metadata ({exc})") from exc
+        with zipfile.ZipFile(path) as archive:
+            return [n.removesuffix(".npy") for n in archive.namelist()]
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return []
+
+
+def _parse_meta(path: Path, raw: np.ndarray) -> dict:
+    try:
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise AtomsparkError(f"model file {path}: corrupt metadata ({exc})") from None
+    if not isinstance(meta, dict):
+        raise AtomsparkError(
+            f"model file {path}: metadata must be a mapping of settings, got "
+            f"{type(meta).__name__}; give a file atomspark wrote"
+        )
+    return meta
+
+
+def load_arrays(
+    path: str | os.PathLike, kind: str, accept: Callable[[str], bool] | None = None
+) -> tuple[dict[str, np.ndarray], dict]:
+    """Load what save_arrays wrote; a missing, corrupt, foreign or wrong-version file is an error.
+    accept(name): which array names belong to this kind's format (others are refused unread)."""
+    meta, names = read_meta(path)
+    if meta is None:
+        raise not_a_model(path, names)
     if meta.get("kind") != kind:
         raise AtomsparkError(
             f"model file {path}: holds a {meta.get('kind')!r} model, expected {kind!r}"
@@ -124,19 +145,51 @@ def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict[str, np.ndarra
             f"model file {path}: format version {meta.get('format_version')!r}, "
             f"this atomspark reads version {FORMAT_VERSION}"
         )
+    member_ok = None if accept is None else (lambda name: name == _META_KEY or accept(name))
+    arrays = read_npz(path, "model file", member_ok, limits={_META_KEY: META_LIMIT})
+    arrays.pop(_META_KEY)
     return arrays, meta
 
 
 def read_task(path: str | os.PathLike) -> dict | None:
     """The training task config stored with a model (`train` writes it), or None (older files,
-    models saved without one). Lets profile/compare draw data from the model's own task."""
-    path = check_file_format(path, "model file", "npz")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if _META_KEY not in data.files:
-                return None
-            meta = json.loads(data[_META_KEY].tobytes().decode("utf-8"))
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise AtomsparkError(f"model file {path}: unreadable ({exc})") from exc
-    task = meta.get("task")
-    return task if isinstance(task, dict) else None
+    models saved without one). Lets profile/compare draw data from the model's own task.
+    A stored task must be a mapping naming its task, data and seed (the data are drawn from it)."""
+    meta, _ = read_meta(path)
+    task = None if meta is None else meta.get("task")
+    if task is None:
+        return None
+    if not isinstance(task, dict):
+        raise AtomsparkError(
+            f"model file {path}: stored task must be a mapping, got {type(task).__name__}"
+        )
+    seed = task.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise AtomsparkError(
+            f"model file {path}: stored task has no valid seed (got {seed!r}), so its data "
+            "cannot be redrawn; pass --input/--data explicitly"
+        )
+    if not isinstance(task.get("task"), str) or not isinstance(task.get("data"), dict):
+        raise AtomsparkError(
+            f"model file {path}: stored task lacks its 'task' name or 'data' table; pass "
+            "--input/--data explicitly"
+        )
+    return task
+
+
+def check_representable(
+    name: str, arr: np.ndarray, limit: float = FLOAT32_MAX, held_by: str = "float32"
+) -> np.ndarray:
+    """Refuse non-finite values and magnitudes beyond `limit` (float32's range by default: the
+    torch path and the chip's arithmetic cannot hold them) in one line naming `name`."""
+    arr = np.asarray(arr)
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise AtomsparkError(f"{name}: holds NaN or Inf; give finite numbers")
+    if arr.size and arr.dtype.kind in "iuf":
+        biggest = float(np.max(np.abs(arr.astype(np.float64))))
+        if biggest > limit:
+            raise AtomsparkError(
+                f"{name}: holds |value| {biggest:.3g}, beyond the {limit:.3g} that {held_by} "
+                "holds; rescale the data"
+            )
+    return arr

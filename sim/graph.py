@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
+from atomspark.sim.csr_check import check_sparse_matrix
 from atomspark.sim.kernels.fanout import has_repeated_targets
 from atomspark.sim.unit_model import UnitParams, model_of
 from atomspark.sim.units.lif import FLOAT_DTYPES  # importing sim.units registers the built-ins
@@ -178,6 +179,7 @@ def _fan_out_csr(label: str, weights, dtype) -> sp.csr_matrix:
     if sp.issparse(weights):
         if weights.ndim != 2:
             raise AtomsparkError(f"{label} weights: expected a 2-D matrix")
+        check_sparse_matrix(f"{label} weights", weights)
         fan_out = weights.T.tocsr(copy=True)
         if fan_out.dtype != dtype:
             if fan_out.dtype.kind not in "biuf":
@@ -201,6 +203,7 @@ def _read_delays(label, delays, shape, indptr, indices) -> tuple[int | None, np.
     else:
         src = np.repeat(np.arange(shape[1], dtype=np.int64), np.diff(indptr))
         if sp.issparse(delays):
+            check_sparse_matrix(f"{label} delays", delays)
             mat = sp.csr_matrix(delays)
             if mat.shape != shape:
                 raise AtomsparkError(f"{label} delays: expected shape {shape}, got {mat.shape}")

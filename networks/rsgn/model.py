@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from atomspark.networks.model_io import load_arrays, save_arrays
+from atomspark.networks.model_io import check_representable, load_arrays, save_arrays
 from atomspark.networks.rsgn.geometry import check_in_ball, pairwise_distances, project_to_ball
 from atomspark.sim.core import (
     AtomsparkError,
@@ -32,6 +32,7 @@ from atomspark.sim.core import (
     require_positive,
     require_shape,
 )
+from atomspark.sim.csr_check import check_csr_structure, check_sparse_matrix
 from atomspark.sim.memory import require_memory
 
 MODES = ("published", "sparse")
@@ -306,6 +307,7 @@ def validate_graph(graph, n_nodes: int) -> None:
         raise AtomsparkError(
             f"params.edge_affinity: expected shape ({n_nodes}, {n_nodes}), got {graph.shape}"
         )
+    check_sparse_matrix("params.edge_affinity", graph)
     if not graph.has_canonical_format:
         raise AtomsparkError("params.edge_affinity: duplicate or unsorted edges")
     rows = np.repeat(np.arange(n_nodes), np.diff(graph.indptr))
@@ -341,28 +343,72 @@ def save_model(
 
 
 def load_model(path: str | os.PathLike) -> tuple[RSGNParams, RSGNConfig]:
-    """Read what save_model wrote; the parameters are validated against the stored config."""
-    arrays, meta = load_arrays(path, MODEL_KIND)
-    if "config" not in meta:
-        raise AtomsparkError(f"model file {path}: no RSGN config in metadata")
-    config = RSGNConfig.from_meta(meta["config"])
+    """Read what save_model wrote; the config's types, the sparse graph's index arrays (bounds,
+    indptr order and length) and every array's shape and range are checked against the stored
+    config before the parameters are built."""
+    arrays, meta = load_arrays(path, MODEL_KIND, accept=_is_model_array)
+    config = _stored_config(path, meta)
     graph = None
     if config.mode == "sparse":
-        try:
-            n = config.n_nodes
-            graph = sp.csr_matrix(
-                (arrays.pop("graph_data"), arrays.pop("graph_indices"), arrays.pop("graph_indptr")),
-                shape=(n, n),
-            )
-        except (KeyError, ValueError) as exc:
-            raise AtomsparkError(f"model file {path}: bad sparse graph ({exc})") from exc
-    names = {f.name for f in dataclasses.fields(RSGNParams)} - {"edge_affinity"}
-    unknown = set(arrays) - names
-    if unknown:
-        raise AtomsparkError(f"model file {path}: unknown arrays {sorted(unknown)}")
+        graph = _stored_graph(path, arrays, config.n_nodes)
+    elif any(k in arrays for k in _GRAPH_ARRAYS):
+        raise AtomsparkError(f"model file {path}: a published-mode model holds no sparse graph")
     missing = {n for n in _expected_shapes(config)} - set(arrays)
     if missing:
         raise AtomsparkError(f"model file {path}: missing arrays {sorted(missing)}")
+    for name, shape in _expected_shapes(config).items():
+        require_shape(f"model file {path}: {name}", arrays[name], shape)
+    for name, arr in arrays.items():
+        check_representable(f"model file {path}: {name}", arr)
     params = RSGNParams(**arrays, edge_affinity=graph)
     validate_params(params, config)
     return params, config
+
+
+_GRAPH_ARRAYS = ("graph_indptr", "graph_indices", "graph_data")
+
+
+def _is_model_array(name: str) -> bool:
+    fields = {f.name for f in dataclasses.fields(RSGNParams)} - {"edge_affinity"}
+    return name in fields or name in _GRAPH_ARRAYS
+
+
+def _stored_config(path, meta: dict) -> RSGNConfig:
+    """The RSGNConfig in a model file's metadata; wrong types are one line naming the file."""
+    raw = meta.get("config")
+    if not isinstance(raw, dict):
+        raise AtomsparkError(
+            f"model file {path}: metadata 'config' must be a mapping of RSGN settings, got "
+            f"{type(raw).__name__}"
+        )
+    bounds = raw.get("threshold_bounds", [0.0, 1.0])
+    if not isinstance(bounds, list) or len(bounds) != 2:
+        raise AtomsparkError(
+            f"model file {path}: config threshold_bounds must be a [low, high] pair, got "
+            f"{bounds!r:.40}"
+        )
+    try:
+        return RSGNConfig.from_meta(raw)
+    except AtomsparkError as exc:
+        raise AtomsparkError(f"model file {path}: config {exc}") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise AtomsparkError(
+            f"model file {path}: config has a value of the wrong type ({exc})"
+        ) from None
+
+
+def _stored_graph(path, arrays: dict, n: int) -> sp.csr_matrix:
+    """The sparse graph from its three stored arrays, checked (index bounds, indptr) first."""
+    missing = [k for k in _GRAPH_ARRAYS if k not in arrays]
+    if missing:
+        raise AtomsparkError(f"model file {path}: sparse model lacks {missing}")
+    data = as_finite_array(f"model file {path}: graph_data", arrays.pop("graph_data"), ndim=1)
+    indptr, indices = check_csr_structure(
+        f"model file {path}: graph",
+        arrays.pop("graph_indptr"),
+        arrays.pop("graph_indices"),
+        n,
+        n,
+        data.size,
+    )
+    return sp.csr_matrix((data, indices, indptr), shape=(n, n))

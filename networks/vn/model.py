@@ -7,11 +7,12 @@ U_l (m_l x K_l). Layers stack by x_{l+1} = U_l g_l, so m_l must equal d_{l+1}.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from atomspark.networks.model_io import load_arrays, save_arrays
+from atomspark.networks.model_io import check_representable, load_arrays, save_arrays
 from atomspark.sim.core import (
     AtomsparkError,
     as_finite_array,
@@ -204,18 +205,12 @@ class VNModel:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> VNModel:
-        """Read a model written by `save`; missing arrays or bad metadata are errors."""
-        arrays, meta = load_arrays(path, MODEL_KIND)
-        try:
-            n = require_int("n_layers", meta["n_layers"], minimum=1)
-            lams = list(meta["lam"])
-            topk = meta["topk"]
-            dtype = np.dtype(meta["dtype"])
-        except (KeyError, TypeError) as exc:
-            raise AtomsparkError(f"model file {path}: metadata incomplete ({exc})") from exc
-        missing = [k for i in range(n) for k in (f"S_{i}", f"U_{i}") if k not in arrays]
-        if missing:
-            raise AtomsparkError(f"model file {path}: missing arrays {missing}")
+        """Read a model written by `save`; unknown or missing arrays, metadata of the wrong type
+        and values beyond float32 are errors (checked before the model is built)."""
+        arrays, meta = load_arrays(path, MODEL_KIND, accept=_is_layer_array)
+        n, lams, topk, dtype = _layer_meta(path, meta, arrays)
+        for key, arr in arrays.items():
+            check_representable(f"model file {path}: {key}", arr)
         return cls.from_arrays(
             [arrays[f"S_{i}"] for i in range(n)],
             [arrays[f"U_{i}"] for i in range(n)],
@@ -223,6 +218,50 @@ class VNModel:
             topk=topk,
             dtype=dtype,
         )
+
+
+LOADABLE_DTYPES = ("float32", "float64")  # the dtypes a VN model is stored and run in
+_LAYER_ARRAY = re.compile(r"[SU]_(0|[1-9][0-9]{0,5})")
+
+
+def _is_layer_array(name: str) -> bool:
+    return _LAYER_ARRAY.fullmatch(name) is not None
+
+
+def _layer_meta(path, meta: dict, arrays: dict) -> tuple[int, list, int | None, np.dtype]:
+    """(n_layers, lam per layer, topk, dtype) from a model file's metadata, each type-checked and
+    n_layers bounded by the arrays the file holds (exactly S_i and U_i for i < n_layers)."""
+    where = f"model file {path}"
+    missing_keys = [k for k in ("n_layers", "lam", "topk", "dtype") if k not in meta]
+    if missing_keys:
+        raise AtomsparkError(f"{where}: metadata incomplete (missing {missing_keys})")
+    n = require_int(f"{where}: n_layers", meta["n_layers"], minimum=1)
+    if n > len(arrays):
+        raise AtomsparkError(
+            f"{where}: metadata says n_layers = {n} but the file holds {len(arrays)} arrays; "
+            f"a VN model stores S_i and U_i for each layer i"
+        )
+    expected = {f"{a}_{i}" for i in range(n) for a in "SU"}
+    missing, unknown = sorted(expected - set(arrays)), sorted(set(arrays) - expected)
+    if missing or unknown:
+        raise AtomsparkError(
+            f"{where}: n_layers = {n} but "
+            + (f"missing arrays {missing}" if missing else f"unknown arrays {unknown}")
+        )
+    lams = meta["lam"]
+    if not isinstance(lams, list) or len(lams) != n:
+        raise AtomsparkError(f"{where}: lam must be a list of {n} numbers, got {lams!r:.60}")
+    for i, lam in enumerate(lams):
+        if isinstance(lam, bool) or not isinstance(lam, (int, float)):
+            raise AtomsparkError(f"{where}: lam[{i}] must be a number, got {lam!r:.40}")
+    topk = meta["topk"]
+    if topk is not None and (isinstance(topk, bool) or not isinstance(topk, int)):
+        raise AtomsparkError(f"{where}: topk must be an integer or null, got {topk!r:.40}")
+    if meta["dtype"] not in LOADABLE_DTYPES:
+        raise AtomsparkError(
+            f"{where}: dtype must be one of {list(LOADABLE_DTYPES)}, got {meta['dtype']!r:.40}"
+        )
+    return n, lams, topk, np.dtype(meta["dtype"])
 
 
 def unit_columns(A: np.ndarray) -> np.ndarray:

@@ -31,8 +31,15 @@ from pathlib import Path
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import Assumptions, compare_workload
 from atomspark.mapping.hardware import load_hardware
+from atomspark.networks.bounded_npz import read_npz
 from atomspark.networks.families import family_named
-from atomspark.networks.model_io import check_file_format, load_npy
+from atomspark.networks.model_io import (
+    INPUT_HELD_BY,
+    INPUT_LIMIT,
+    check_file_format,
+    check_representable,
+    load_npy,
+)
 from atomspark.networks.torch_path.device import resolve_dtype, select_device
 from atomspark.scenarios.compare.compare_common import CompareRun
 from atomspark.scenarios.compare.family_sides import compare_side
@@ -58,6 +65,8 @@ from atomspark.sim.run_folder import prepare_run_folder
 
 VN_ENGINE_STEPS = 2000  # engine step budget per VN sample (fixed, as a chip would run it)
 DEFAULT_CUTOFFS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3)
+DATA_KEYS = ("tokens", "signals", "x")  # the inputs of a --data .npz, first found is used
+LABEL_KEYS = ("labels", "y")
 
 
 # ----- inputs ----------------------------------------------------------------------------------
@@ -78,15 +87,20 @@ def load_data(data, kind: str, model) -> tuple[np.ndarray, np.ndarray | None]:
         if not path.is_file():
             raise AtomsparkError(f"data file {path}: does not exist")
         if path.suffix == ".npy":
-            return load_data(load_npy(path, "data file"), kind, model)
+            arr = load_npy(path, "data file")
+            return load_data(
+                check_representable(f"data file {path}", arr, INPUT_LIMIT, INPUT_HELD_BY),
+                kind,
+                model,
+            )
         check_file_format(path, "data file", "npz")
-        with np.load(path, allow_pickle=False) as f:
-            key = next((k for k in ("tokens", "signals", "x") if k in f.files), None)
-            if key is None:
-                raise AtomsparkError(f"data file {path}: needs an array 'tokens', 'signals' or 'x'")
-            x = f[key]
-            lk = next((k for k in ("labels", "y") if k in f.files), None)
-            labels = None if lk is None else f[lk]
+        f = read_npz(path, "data file", only=set(DATA_KEYS + LABEL_KEYS))
+        key = next((k for k in DATA_KEYS if k in f), None)
+        if key is None:
+            raise AtomsparkError(f"data file {path}: needs an array 'tokens', 'signals' or 'x'")
+        x = check_representable(f"data file {path}: {key}", f[key], INPUT_LIMIT, INPUT_HELD_BY)
+        lk = next((k for k in LABEL_KEYS if k in f), None)
+        labels = None if lk is None else f[lk]
     elif hasattr(data, "tokens"):
         x, labels = data.tokens, getattr(data, "labels", None)
     elif hasattr(data, "signals"):

@@ -6,12 +6,9 @@ are networks/engine_run.py, named here too."""
 
 from __future__ import annotations
 
-import json
 import os
-import zipfile
 from dataclasses import dataclass
 
-import numpy as np
 from atomspark.networks.engine_run import (  # noqa: F401 (named here too)
     VN_DEFAULT_STEPS,
     EngineRun,
@@ -21,7 +18,7 @@ from atomspark.networks.engine_run import (  # noqa: F401 (named here too)
 )
 from atomspark.networks.families import family_named, registered_families
 from atomspark.networks.model_family import EngineSide
-from atomspark.networks.model_io import check_file_format, load_arrays, not_a_model
+from atomspark.networks.model_io import load_arrays, not_a_model, read_meta
 from atomspark.networks.sample_runner import SampleRunner
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.memory import require_memory, run_record_bytes
@@ -38,17 +35,7 @@ class LoadedModel:
 
 def model_kind(path: str | os.PathLike) -> str:
     """The `kind` stored in an atomspark model file (its family's name: "vn", "rsgn", ...)."""
-    path = check_file_format(path, "model file", "npz")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            names = data.files
-            raw = data["__atomspark_meta__"] if "__atomspark_meta__" in names else None
-            meta = None if raw is None else json.loads(raw.tobytes().decode("utf-8"))
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        detail = "holds Python objects" if "pickle" in str(exc) else str(exc)
-        raise AtomsparkError(
-            f"model file {path}: not a readable atomspark model ({detail})"
-        ) from None
+    meta, names = read_meta(path)
     if meta is None:
         raise not_a_model(path, names)
     return str(meta.get("kind"))

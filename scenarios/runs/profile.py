@@ -13,7 +13,7 @@ from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
 from atomspark.networks.families import family_named
-from atomspark.networks.model_io import load_npy
+from atomspark.networks.model_io import INPUT_HELD_BY, INPUT_LIMIT, check_representable, load_npy
 from atomspark.scenarios.runs.engine import (
     LoadedModel,
     engine_side,
@@ -65,6 +65,7 @@ def read_inputs(
     if not Path(spec).is_file():
         raise AtomsparkError(f"--input {spec}: no such file (give a .npy array, or builtin:N)")
     data = as_finite_array(f"--input {spec}", load_npy(spec, "--input"))
+    check_representable(f"--input {spec}", data, INPUT_LIMIT, INPUT_HELD_BY)
     if data.ndim != len(want) or data.shape[-1] != want[-1] or data.shape[0] < 1:
         raise AtomsparkError(
             f"--input {spec}: shape {data.shape}, but this {family.title} model takes "
