@@ -1,7 +1,10 @@
 """Shared benchmark plumbing: machine description, median timing, tables, atomic JSON output.
 
 Benchmarks are scripts (`python benchmarks/bench_<name>.py [--quick] [--out DIR]`); they import
-this module by its file name because the script's folder is first on sys.path.
+this module by its file name because the script's folder is first on sys.path. Importing it loads
+no numerical library (NumPy, SciPy, torch, Numba are imported inside the functions that need
+them), so a script that calls `pin_one_thread()` right after `import harness` sets the thread
+environment before any BLAS or OpenMP pool starts.
 """
 
 from __future__ import annotations
@@ -16,9 +19,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-from atomspark.sim.core import atomic_write_bytes, atomic_write_text
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
@@ -86,6 +86,8 @@ def _version(module: str) -> str | None:
 
 def machine_info() -> dict:
     """CPU model, cores, memory, Python and the numeric libraries' versions of this run."""
+    import numpy as np
+
     try:
         mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
@@ -149,12 +151,17 @@ def write_result(out_dir: Path, name: str, result: dict) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.json"
-    result = {"benchmark": name, "machine": machine_info(), **result}
+    from atomspark.sim.core import atomic_write_text
+
+    result = {"benchmark": name, "machine": machine_info(), "threads_used": thread_report(),
+              **result}  # fmt: skip
     atomic_write_text(path, json.dumps(result, indent=1, default=_json_default) + "\n")
     return path
 
 
 def _json_default(obj):
+    import numpy as np
+
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):
@@ -168,6 +175,8 @@ def save_figure(fig, out_dir: Path, name: str) -> Path:
     """Save a matplotlib figure as <out_dir>/<name>.png, atomically."""
     import io
 
+    from atomspark.sim.core import atomic_write_bytes
+
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     path = Path(out_dir) / f"{name}.png"
@@ -177,14 +186,63 @@ def save_figure(fig, out_dir: Path, name: str) -> Path:
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     """Least-squares slope of log y against log x (the empirical scaling exponent)."""
+    import numpy as np
+
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     return float(np.polyfit(lx, ly, 1)[0])
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS",
+                    "NUMBA_NUM_THREADS")  # fmt: skip
+
+
 def pin_one_thread() -> None:
-    """One thread for every peer (BLAS, OpenMP, Numba, torch): call before importing them."""
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        os.environ[var] = "1"
+    """One thread for every peer (BLAS, OpenMP, Numba, torch). The environment variables reach
+    the libraries not loaded yet (call this before importing NumPy, SciPy, torch or Numba:
+    `import harness` loads none of them); the pools of those already loaded are limited now
+    (threadpoolctl for BLAS and OpenMP, set_num_threads for Numba and torch), so a late call
+    still pins them. `thread_report()` records what each library then uses."""
+    for var in THREAD_VARIABLES:
+        if var != "NUMBA_NUM_THREADS" or "numba" not in sys.modules:
+            os.environ[var] = "1"  # Numba refuses a new value once it is loaded: set_num_threads
+    if "numpy" in sys.modules or "scipy" in sys.modules or "torch" in sys.modules:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)  # kept for the process: the returned guard is not restored
+    if "numba" in sys.modules:
+        sys.modules["numba"].set_num_threads(1)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def thread_report() -> dict:
+    """The threads each loaded library uses now: every BLAS / OpenMP pool threadpoolctl finds
+    (its API, implementation, library file name and thread count), torch's intra-op threads and
+    Numba's threads (None for a library this process has not loaded)."""
+    pools = []
+    if any(m in sys.modules for m in ("numpy", "scipy", "torch", "sklearn")):
+        from threadpoolctl import threadpool_info
+
+        pools = [{"user_api": p.get("user_api"), "internal_api": p.get("internal_api"),
+                  "library": os.path.basename(p.get("filepath", "")),
+                  "num_threads": p.get("num_threads")} for p in threadpool_info()]  # fmt: skip
+    torch = sys.modules.get("torch")
+    numba = sys.modules.get("numba")
+    return {
+        "pools": pools,
+        "torch": torch.get_num_threads() if torch is not None else None,
+        "numba": numba.get_num_threads() if numba is not None else None,
+        "environment": {v: os.environ.get(v) for v in THREAD_VARIABLES},
+    }
+
+
+def max_threads(report: dict) -> int:
+    """The largest thread count any library in a thread_report() uses (1 when pinned)."""
+    counts = [p["num_threads"] for p in report["pools"]] + [
+        report[k] for k in ("torch", "numba") if report.get(k) is not None
+    ]
+    return max(counts, default=1)
 
 
 def load_average() -> list[float]:
@@ -195,6 +253,8 @@ def load_average() -> list[float]:
 def memory_bandwidth(n: int = 20_000_000, repeats: int = 5) -> dict:
     """Single-thread memory bandwidth, STREAM style on arrays far larger than the caches: copy
     (16 bytes moved per element: read + write) and add (24 bytes), best of `repeats`, GB/s."""
+    import numpy as np
+
     a, b, c = np.ones(n), np.ones(n), np.empty(n)
     best = {"copy": 0.0, "add": 0.0}
     for _ in range(repeats):
