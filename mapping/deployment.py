@@ -20,8 +20,9 @@ from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
 from atomspark.mapping.layouts import fit_graph, macs_per_update, unit_width
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
+from atomspark.sim.unit_model import model_of
 
-__all__ = ["RESOURCES", "CoreUse", "DeploymentReport", "deployment_report"]
+__all__ = ["RESOURCES", "CoreUse", "DeploymentReport", "deployment_report", "process_rows"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class DeploymentReport:
     network: dict = field(default_factory=dict)  # totals and worst single units
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    processes: list[dict] = field(default_factory=list)  # process_rows: standard Lava or not
+    deployable_on_chip: bool = False  # fits, fixed point, and every process standard
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +80,13 @@ class DeploymentReport:
                 out.append(f"  ... {len(self.cores) - len(shown)} more cores in deployment.json")
             peak = ", ".join(f"{k} {v:.0%}" for k, v in self.peak_use.items())
             out.append(f"[deploy] peak use of a core's limit: {peak}")
+        custom = [r["name"] for r in self.processes if not r["standard_lava_process"]]
+        out.append(
+            f"[deploy] Lava processes: {len(self.processes) - len(custom)} standard, "
+            f"{len(custom)} with atomspark neuron code"
+            + (f" ({', '.join(custom)})" if custom else "")
+            + f"; deployable on chip: {'yes' if self.deployable_on_chip else 'no'}"
+        )
         out += [f"[deploy] does not fit: {p}" for p in self.problems]
         out += [f"[deploy] note: {n}" for n in self.notes]
         return out
@@ -102,6 +112,30 @@ def _network_needs(graph: Graph, node_synapses: np.ndarray) -> dict:
         "max_synapses_of_a_unit": int(node_synapses.max(initial=0)),
         "payload_bits": sorted({int(p.params.payload_bits) for p in graph.populations}),
     }
+
+
+def process_rows(graph: Graph) -> list[dict]:
+    """Per population (then per projection, a Lava Sparse) of `graph`: the Lava Process that
+    would run it and whether that is a standard Lava process (lava-nc's own Process and
+    ProcessModels, which Intel's toolchain compiles for a chip) or one with atomspark's Python
+    neuron code (a model without a Lava export counts as not standard)."""
+    from atomspark.mapping.lava.units import lava_unit
+
+    rows = []
+    for p in graph.populations:
+        unit = model_of(p.params).hooks.get("lava")
+        name = process = None
+        if unit is not None:
+            try:
+                name = unit.describe(p.name, p.size, p.params)
+                process = lava_unit(name).process_name(name)
+            except AtomsparkError:
+                unit = None
+        rows.append({"name": p.name, "lava_process": process,
+                     "standard_lava_process": bool(unit is not None and unit.standard)})  # fmt: skip
+    rows += [{"name": f"{j.source}->{j.target}", "lava_process": "Sparse",
+              "standard_lava_process": True} for j in graph.projections]  # fmt: skip
+    return rows
 
 
 def deployment_report(
@@ -131,6 +165,15 @@ def deployment_report(
             "float populations: a chip runs fixed point; quantise first (export --fixed) for a "
             "deployable network"
         )
+    processes = process_rows(graph)
+    custom = sorted({r["lava_process"] or r["name"] for r in processes
+                     if not r["standard_lava_process"]})  # fmt: skip
+    if custom:
+        notes.append(
+            f"{', '.join(custom)}: atomspark's own Python neuron code, which no Loihi toolchain "
+            "compiles; on a chip it would run on the host"
+        )
+    standard = all(p.is_fixed_point for p in graph.populations) and not custom
     fit = fit_graph(graph, hw, layout, None, strategy, positions)
     if fit.layout == "split":
         notes.append(
@@ -141,6 +184,7 @@ def deployment_report(
         return DeploymentReport(
             hw.name, strategy, False, limits, network=needs, notes=notes,
             problems=[f"placement: {p}" for p in fit.problems] + _why(needs, limits),
+            processes=processes,
         )  # fmt: skip
     peak = {r: max((getattr(c, r) for c in fit.cores), default=0) / limits[r] for r in RESOURCES}
     return DeploymentReport(
@@ -155,6 +199,8 @@ def deployment_report(
         peak_use=peak,
         network=needs,
         notes=notes,
+        processes=processes,
+        deployable_on_chip=standard,
     )
 
 

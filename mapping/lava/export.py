@@ -45,30 +45,48 @@ ENTRY_FILE = "run_bundle.py"
 GRADED_MESSAGE_BITS = 24  # Loihi 2 graded spike payload used for VN change events
 FLOAT_TOLERANCE = 1e-9  # max |Lava - reference| per output in float (summation order only)
 SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
-# Processes Intel's lava-loihi maps to neurocores; others have only CPU (Python) models here, so
-# Loihi2HwCfg runs them on the host (its documented fallback to a PyProcModel).
-NEUROCORE_PROCESSES = ("LIF", "Sparse")
+# Connections are lava.proc.sparse's Sparse: a standard Lava process.
+CONNECTION_PROCESS = "Sparse"
 
 
 def lava_process(p: LavaPopulation) -> str:
     """The Lava Process class that runs population `p`."""
-    return lava_unit(p).process
+    return lava_unit(p).process_name(p)
+
+
+def process_table(net: LavaNet) -> list[dict]:
+    """Per Lava process of the bundle (each population, then each connection): its name, Process
+    class and whether it is a standard Lava process (lava-nc's own Process and ProcessModels,
+    compiled for a chip by Intel's toolchain) or one with atomspark's Python neuron code."""
+    rows = [{"name": p.name, "lava_process": lava_process(p),
+             "standard_lava_process": lava_unit(p).standard} for p in net.populations]  # fmt: skip
+    rows += [{"name": f"{c.source}->{c.target}", "lava_process": CONNECTION_PROCESS,
+              "standard_lava_process": True} for c in net.connections]  # fmt: skip
+    return rows
+
+
+def deployable_on_chip(net: LavaNet) -> bool:
+    """A bundle can be compiled for a Loihi 2 chip only in fixed point and only when every one of
+    its processes is a standard Lava process (process_table)."""
+    return net.arithmetic == "fixed" and all(r["standard_lava_process"] for r in process_table(net))
 
 
 def hardware_run_config(net: LavaNet) -> dict:
     """What a Loihi user would select to run the bundle on the chip, and what is known about it.
     Written into metadata.json; never executed here (no Loihi 2 system, no lava-loihi)."""
-    procs = sorted({lava_process(p) for p in net.populations} | {"Sparse"})
-    host = [p for p in procs if p not in NEUROCORE_PROCESSES]
+    table = process_table(net)
+    procs = sorted({r["lava_process"] for r in table} | {CONNECTION_PROCESS})
+    host = sorted({r["lava_process"] for r in table if not r["standard_lava_process"]})
     return {
         "run_config": "lava.magma.core.run_configs.Loihi2HwCfg",
         "select_tag": SELECT_TAG[net.arithmetic],
         "run_condition": "RunSteps(num_steps=N)",
         "command": "python run_bundle.py --steps N --loihi2",
         "requires": "Intel lava-loihi (INRC) and a Loihi 2 system (e.g. Kapoho Point)",
-        "neurocore_processes": [p for p in procs if p in NEUROCORE_PROCESSES],
+        "processes": table,
+        "neurocore_processes": [p for p in procs if p not in host],
         "host_processes": host,
-        "deployable_on_chip": net.arithmetic == "fixed" and not host,
+        "deployable_on_chip": deployable_on_chip(net),
         "tested": False,
         "note": (
             "untested: atomspark has no Loihi hardware or lava-loihi. "
@@ -76,7 +94,7 @@ def hardware_run_config(net: LavaNet) -> dict:
                 f"{', '.join(host)} have only Python ProcessModels (no neurocore microcode), so "
                 "Loihi2HwCfg would run them on the host CPU, not on the chip."
                 if host
-                else "LIF and Sparse have neurocore models in lava-loihi."
+                else f"{', '.join(procs)} are standard Lava processes."
             )
             + ("" if net.arithmetic == "fixed" else " Float arithmetic does not run on the chip.")
         ),

@@ -135,7 +135,12 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
     for line in rep.lines():
         log(line)
     log(f"[deploy] wrote {out}/deployment.json")
-    return {"fits": rep.fits, "cores": len(rep.cores), "problems": rep.problems}
+    return {
+        "fits": rep.fits,
+        "cores": len(rep.cores),
+        "problems": rep.problems,
+        "deployable_on_chip": rep.deployable_on_chip,
+    }
 
 
 def _require_fixed(fixed: bool, **options: bool) -> None:

@@ -9,6 +9,7 @@ from atomspark.sim.units import (  # noqa: F401  (registration)
     rsgn,
     rsgn_fixed,
     rsgn_fixed_split,
+    sigma_delta,
     vn,
     vn_fixed,
 )

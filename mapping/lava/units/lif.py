@@ -84,7 +84,7 @@ def _make_process(p: LavaPopulation):
 
 _COMMON = dict(process="LIF", select_tags=("floating_pt", "fixed_pt"), init_state=_init_state,
                make_process=_make_process, records=one_record, sent=nonzero_outputs,
-               engine_trace=(), engine_errors=count_errors)  # fmt: skip
+               engine_trace=(), engine_errors=count_errors, standard=True)  # fmt: skip
 LIF_FLOAT = register_lava_unit(
     LavaUnit(
         "lif",

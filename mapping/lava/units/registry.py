@@ -32,7 +32,10 @@ class LavaUnit:
     engine_errors(population, lava outputs, engine traces, event-count error) -> {key: max error};
     vector_payload: events carry a d-wide vector (per-node weights, kept zero weights and a flag
     connection telling a node that an event arrived); multi_channel: every connection into it
-    may be a separate accumulator (channel)."""
+    may be a separate accumulator (channel); standard: its Process and ProcessModels are lava-nc's
+    own (lava.proc), with no atomspark neuron code, so a Loihi toolchain can compile it;
+    process_of(population): the Process class name when it depends on the population (else
+    `process`)."""
 
     sim_model: str
     family: str
@@ -50,6 +53,12 @@ class LavaUnit:
     engine_errors: Callable[..., dict[str, float]]
     vector_payload: bool = False
     multi_channel: bool = False
+    standard: bool = False
+    process_of: Callable[[LavaPopulation], str] | None = None
+
+    def process_name(self, population: LavaPopulation) -> str:
+        """The Lava Process class that runs `population`."""
+        return self.process_of(population) if self.process_of else self.process
 
 
 # Defaults for units that send one value per unit per step (LIF, VN, the worked example).
