@@ -20,7 +20,6 @@ from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
 from atomspark.mapping.layouts import fit_graph, macs_per_update, unit_width
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
-from atomspark.sim.unit_model import model_of
 
 __all__ = ["RESOURCES", "CoreUse", "DeploymentReport", "deployment_report", "process_rows"]
 
@@ -119,18 +118,17 @@ def process_rows(graph: Graph) -> list[dict]:
     would run it and whether that is a standard Lava process (lava-nc's own Process and
     ProcessModels, which Intel's toolchain compiles for a chip) or one with atomspark's Python
     neuron code (a model without a Lava export counts as not standard)."""
-    from atomspark.mapping.lava.units import lava_unit
+    from atomspark.mapping.lava.units import lava_unit, lava_unit_of_params
 
     rows = []
     for p in graph.populations:
-        unit = model_of(p.params).hooks.get("lava")
-        name = process = None
-        if unit is not None:
-            try:
-                name = unit.describe(p.name, p.size, p.params)
-                process = lava_unit(name).process_name(name)
-            except AtomsparkError:
-                unit = None
+        unit = process = None
+        try:
+            unit = lava_unit_of_params(p.params)
+            described = unit.describe(p.name, p.size, p.params)
+            process = lava_unit(described).process_name(described)
+        except AtomsparkError:
+            unit = None
         rows.append({"name": p.name, "lava_process": process,
                      "standard_lava_process": bool(unit is not None and unit.standard)})  # fmt: skip
     rows += [{"name": f"{j.source}->{j.target}", "lava_process": "Sparse",
