@@ -10,11 +10,15 @@ state h of length d, internal transform W_h of d x d) has two layouts:
   (m_j[k] = sum_i W_ij x_i[k]); the A compartments are packed feature-major, so one core holds
   feature k of many nodes and needs one input axon per source node and feature it holds.
   B[j, :] (node-major, with the node's copy of W_h: d synapses each) computes h_new = W_h m_j;
-  R[j] gathers the d values of B[j, :] for the node's norm (alpha and LayerNorm need ||h_new||
-  and its moments) and sends the result back to B[j, :]. One model step takes three chip time
-  steps (A -> B -> R -> B), so three barriers per step. Each B compartment sends one extra spike
-  per update (to R) and each updated A compartment one spike (to B); synaptic operations are the
-  engine's (messages x d, plus d^2 per update for W_h) plus 2d per update for the norm.
+  R[j] gathers the terms of B[j, :] for the node's norm (alpha and LayerNorm need ||h_new||
+  and its moments), exchanges its activation with its inhibition pool and sends the result back
+  to B[j, :]. One model step takes PERIOD (5) chip time steps (emit, sum, transform, norm, pool:
+  mapping/lava/rsgn_split.py, the layout the Lava export writes), so five barriers per step.
+  Each B compartment sends one extra spike per update (to R) and each updated A compartment one
+  spike (to B); synaptic operations are the engine's (messages x d, plus d^2 per update for
+  W_h) plus 2d per update for the norm. Its cores are the block search's of
+  mapping/split_cores.py (every connection, every stored W_h copy, neuron state and axon tables
+  counted), not the packer's; `Fit.split` keeps that search (per-core costs, microcode).
 
 `fit_graph` tries the layouts in order (node first, then split) and returns the first that
 fits, with what it took, every core's use (mapping/core_fit.py) and why the others did not fit.
@@ -28,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.core_fit import CoreUse, core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
+from atomspark.mapping.lava.rsgn_split import PERIOD
 from atomspark.mapping.placement import Placement, pack, unit_groups
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
@@ -64,6 +69,7 @@ class Fit:
     cores: list[CoreUse]
     problems: list[str]
     tried: list[dict]
+    split: object = None  # mapping/split_cores.SplitSearch of the split layout
 
     def summary(self) -> dict:
         """JSON-ready: fits, cores, chips, layout, what it took, why others failed."""
@@ -201,15 +207,62 @@ def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_eve
 
     took = (
         f"split: feature k of many nodes per core for the message sums ({n * w} compartments), "
-        f"each node's W_h transform ({w} compartments, {w * w} synapses) and norm (1) on a "
-        "node-major core; 3 chip time steps per model step"
+        f"each node's W_h transform ({w} compartments, {w * w} synapses per W_h part) and norm "
+        f"(1) on a node core; {PERIOD} chip time steps per model step"
     )
     return CompartmentMap(
-        "split", w, adjacency, synapses, blocks, [a_order, *b_groups], 3, took, to_profile
+        "split", w, adjacency, synapses, blocks, [a_order, *b_groups], PERIOD, took, to_profile
     )
+
+
+def split_cost_model(graph: Graph):
+    """The SplitModel (mapping/lava/rsgn_split.py) that costing needs: W's synapse pattern, the
+    pools, the arithmetic and whether W_h has two parts (no node parameters)."""
+    from atomspark.mapping.lava.rsgn_split import SplitModel
+
+    (pop,) = graph.populations
+    par = pop.params
+    n, w = graph.total_units, unit_width(graph)
+    adj = sp.csr_matrix(graph.unit_adjacency())
+    w_t = sp.csr_matrix(adj.T)
+    w_t.data = np.ones_like(w_t.data)
+    pool = sp.csr_matrix(par.pool)
+    node = {"wh_lo": True} if hasattr(par, "w_h_lo_mant") else {}
+    arithmetic = "fixed" if pop.is_fixed_point else "float"
+    return SplitModel(arithmetic, n, w, w_t, pool, bool(par.event_rule), node)
+
+
+def split_placement(search, n: int, w: int, hw: NeuromorphicHardware) -> Placement:
+    """The split layout's compartments (A, then B, then R as in split_layout) on the cores of a
+    block search's assignment (mapping/split_cores.assign_cores)."""
+    from atomspark.mapping.split_cores import assign_cores
+
+    offset = {"sum": 0, "transform": n * w, "norm": 2 * n * w}
+    unit_core = np.empty(2 * n * w + n, np.int64)
+    for c in assign_cores(n, w, search.blocks, search.order):
+        unit_core[offset[c["kind"]] + c["index"]] = c["core"]
+    n_cores = int(unit_core.max()) + 1
+    cpc = hw.limits.cores_per_chip
+    return Placement(unit_core, n_cores, max(-(-n_cores // cpc), 1), cpc, "split-search")
 
 
 _BUILDERS = {"node": node_layout, "split": split_layout}
+
+
+def _split_fit(graph: Graph, hw: NeuromorphicHardware):
+    """The split layout's block search (mapping/split_cores.py): its placement and search, or an
+    AtomsparkError saying plainly why no block size fits."""
+    from atomspark.mapping.split_cores import search_blocks
+
+    search = search_blocks(split_cost_model(graph), hw)
+    if not search.fits:
+        raise AtomsparkError("no block size fits: " + "; ".join(search.problems))
+    placement = split_placement(search, graph.total_units, unit_width(graph), hw)
+    if placement.n_chips > hw.limits.chips_per_board:
+        raise AtomsparkError(
+            f"needs {placement.n_cores} cores, more than {hw.limits.chips_per_board} chips hold"
+        )
+    return placement, search
 
 
 def fit_graph(
@@ -233,9 +286,15 @@ def fit_graph(
     order = [layout] if layout != "auto" else (["node", "split"] if transform else ["node"])
     tried = []
     for name in order:
+        search = None
         try:
             cmap = _BUILDERS[name](graph, hw, strategy, unit_events, positions)
-            placement = pack(cmap.groups, cmap.adjacency, cmap.synapses, hw, strategy, cmap.blocks)
+            if name == "split":
+                placement, search = _split_fit(graph, hw)
+            else:
+                placement = pack(
+                    cmap.groups, cmap.adjacency, cmap.synapses, hw, strategy, cmap.blocks
+                )
         except AtomsparkError as exc:
             tried.append({"layout": name, "fits": False, "problem": str(exc)})
             continue
@@ -243,6 +302,6 @@ def fit_graph(
         problems = over_limit(cores, hw)
         tried.append({"layout": name, "fits": not problems, "cores": len(cores)})
         if not problems:
-            return Fit(True, name, cmap.took, placement, cmap, cores, [], tried)
+            return Fit(True, name, cmap.took, placement, cmap, cores, [], tried, search)
     problems = [f"{t['layout']} layout: {t.get('problem', 'over a core limit')}" for t in tried]
     return Fit(False, None, "no layout fits", None, None, [], problems, tried)
