@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,15 @@ from atomspark.mapping.lava.bundle import (
     from_graph,
     reference_run,
     to_graph,
+)
+from atomspark.mapping.lava.bundle_check import (
+    ARITHMETIC,
+    check_array_values,
+    check_bundle_graph,
+    check_file_name,
+    check_population_fields,
+    checked_weights,
+    is_bundle_array,
 )
 from atomspark.mapping.lava.net import LavaConnection, LavaNet, LavaPopulation
 from atomspark.mapping.lava.units import lava_unit
@@ -42,6 +52,7 @@ BUNDLE_VERSION = 1
 WEIGHTS_FILE = "weights.npz"
 META_FILE = "metadata.json"
 ENTRY_FILE = "run_bundle.py"
+META_LIMIT = 64 * 1024**2  # metadata.json holds names and scalars: a few KiB per population
 GRADED_MESSAGE_BITS = 24  # Loihi 2 graded spike payload used for VN change events
 FLOAT_TOLERANCE = 1e-9  # max |Lava - reference| per output in float (summation order only)
 SELECT_TAG = {"fixed": "fixed_pt", "float": "floating_pt"}
@@ -143,7 +154,8 @@ def build_lava(net: LavaNet, steps: int, record_dir: str | Path) -> dict:
         unit = lava_unit(p)
         procs[p.name] = unit.make_process(p)
         for key, (size, port, _) in unit.records(p).items():
-            path = str(Path(record_dir) / f"{key}.npy")
+            check_file_name(f"population {p.name!r:.60} record", key)
+            path = str(Path(record_dir) / record_file(len(recorders)))
             recorders[key] = Recorder(size=size, steps=steps, path=path)
             getattr(procs[p.name], port).connect(recorders[key].a_in)
     for c in net.connections:
@@ -191,6 +203,11 @@ def _connect_vectors(net: LavaNet, c: LavaConnection, procs: dict, sparse_cls) -
     flags.a_out.connect(tgt.flag_in)
 
 
+def record_file(j: int) -> str:
+    """File name of the j-th recorder's output: numbered, never a population's name."""
+    return f"record{j}.npy"
+
+
 def run_lava(
     net: LavaNet, steps: int, select_tag: str | None = None, loihi2: bool = False
 ) -> dict[str, np.ndarray]:
@@ -215,7 +232,10 @@ def run_lava(
             first.run(condition=RunSteps(num_steps=steps), run_cfg=cfg)
         finally:
             first.stop()
-        return {name: np.load(Path(tmp) / f"{name}.npy") for name in built["recorders"]}
+        return {
+            name: np.load(Path(tmp) / record_file(j), allow_pickle=False)
+            for j, name in enumerate(built["recorders"])
+        }
 
 
 # ---------------------------------------------------------------- verification
@@ -329,6 +349,7 @@ def export_lava(source: Graph | LavaNet, out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     arrays, pops, conns = {}, [], []
     for i, p in enumerate(net.populations):
+        check_file_name(f"population {p.name!r:.60}", p.name)
         for key, val in p.arrays.items():
             arrays[f"pop{i}_{key}"] = np.asarray(val)
         pops.append(
@@ -386,9 +407,11 @@ def load_bundle(out_dir: str | Path) -> LavaNet:
     for name in (META_FILE, WEIGHTS_FILE, ENTRY_FILE):
         if not (out / name).is_file():
             raise AtomsparkError(f"bundle {out}: incomplete, {name} is missing")
+    if (out / META_FILE).stat().st_size > META_LIMIT:
+        raise AtomsparkError(f"bundle {out}: {META_FILE} is larger than {META_LIMIT} bytes")
     try:
         meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise AtomsparkError(f"bundle {out}: {META_FILE} is not valid JSON ({exc})") from exc
     if not isinstance(meta, dict) or meta.get("kind") != BUNDLE_KIND:
         raise AtomsparkError(f"bundle {out}: {META_FILE} is not an atomspark Lava bundle")
@@ -399,51 +422,38 @@ def load_bundle(out_dir: str | Path) -> LavaNet:
     digest = hashlib.sha256((out / WEIGHTS_FILE).read_bytes()).hexdigest()
     if digest != meta.get("weights_sha256"):
         raise AtomsparkError(f"bundle {out}: {WEIGHTS_FILE} is corrupt (checksum mismatch)")
-    arrays, _ = load_arrays(out / WEIGHTS_FILE, BUNDLE_KIND)
-    try:
-        pops = [
+    arithmetic = meta.get("arithmetic")
+    if arithmetic not in ARITHMETIC:
+        raise AtomsparkError(f"bundle {out}: arithmetic must be one of {ARITHMETIC}")
+    for key in ("populations", "projections"):
+        if not isinstance(meta.get(key), list):
+            raise AtomsparkError(f"bundle {out}: {META_FILE} {key} must be a list")
+    arrays, _ = load_arrays(out / WEIGHTS_FILE, BUNDLE_KIND, accept=is_bundle_array)
+    pops = []
+    for i, p in enumerate(meta["populations"]):
+        p = check_population_fields(out, i, p, arithmetic)
+        pop_arrays = {}
+        for key in p["arrays"]:
+            arr = _array(arrays, f"pop{i}_{key}", out)
+            pop_arrays[key] = check_array_values(out, f"pop{i}_{key}", arr, arithmetic)
+        pops.append(
             LavaPopulation(
-                p["name"],
-                p["model"],
-                p["arithmetic"],
-                int(p["size"]),
-                dict(p["scalars"]),
-                {key: _array(arrays, f"pop{i}_{key}", out) for key in p["arrays"]},
+                p["name"], p["model"], arithmetic, p["size"], dict(p["scalars"]), pop_arrays
             )
-            for i, p in enumerate(meta["populations"])
-        ]
-        conns = [
-            LavaConnection(
-                c["source"],
-                c["target"],
-                sp.csr_matrix(
-                    (
-                        _array(arrays, f"conn{i}_data", out),
-                        _array(arrays, f"conn{i}_indices", out),
-                        _array(arrays, f"conn{i}_indptr", out),
-                    ),
-                    shape=tuple(c["shape"]),
-                ),
-                int(c["weight_exp"]),
-                bool(c["graded"]),
-            )
-            for i, c in enumerate(meta["projections"])
-        ]
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, AtomsparkError):
-            raise
-        raise AtomsparkError(
-            f"bundle {out}: {META_FILE} incomplete or inconsistent ({exc})"
-        ) from exc
-    net = LavaNet(pops, conns)
+        )
+    sizes = {p.name: p.size for p in pops}
+    if len(sizes) != len(pops):
+        raise AtomsparkError(f"bundle {out}: population names must be unique")
     for p in pops:
         lava_unit(p)  # a kind this version cannot run is one clear error
-    names = {p.name for p in pops}
-    for c in conns:
-        if c.source not in names or c.target not in names:
-            raise AtomsparkError(
-                f"bundle {out}: projection {c.source}->{c.target} names no population"
-            )
+    conns = []
+    for i, c in enumerate(meta["projections"]):
+        weights = checked_weights(out, i, c, sizes, arrays, arithmetic)
+        conns.append(
+            LavaConnection(c["source"], c["target"], weights, c["weight_exp"], c["graded"])
+        )
+    net = LavaNet(pops, conns)
+    check_bundle_graph(out, net)
     return net
 
 
@@ -467,6 +477,25 @@ def run_bundle_cli(bundle_dir: Path, argv: list[str]) -> int:
         help="run on a Loihi 2 system (Loihi2HwCfg, needs lava-loihi; untested by atomspark)",
     )
     args = parser.parse_args(argv)
+    try:
+        return _run_bundle(bundle_dir, args)
+    except AtomsparkError as exc:
+        print(f"run_bundle.py: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "lava":
+            raise
+        print(
+            f"run_bundle.py: error: Lava is not installed ({exc}); install lava-nc 0.10 in this "
+            "environment to run the bundle",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _run_bundle(bundle_dir: Path, args: argparse.Namespace) -> int:
+    if args.steps < 1:
+        raise AtomsparkError(f"--steps: must be >= 1, got {args.steps}")
     net = load_bundle(bundle_dir)
     if args.loihi2:
         print(f"[bundle] Loihi2HwCfg: {hardware_run_config(net)['note']}")

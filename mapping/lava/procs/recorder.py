@@ -6,7 +6,10 @@ whole (steps x size) record back through a file written by the ProcessModel on t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+from atomspark.sim.core import AtomsparkError
 from lava.magma.core.decorator import implements, requires, tag
 from lava.magma.core.model.py.model import PyLoihiProcessModel
 from lava.magma.core.model.py.ports import PyInPort
@@ -21,6 +24,9 @@ class Recorder(AbstractProcess):
     """Record `size` values per step for `steps` steps into the .npy file `path`."""
 
     def __init__(self, *, size: int, steps: int, path: str, name: str | None = None) -> None:
+        parts = Path(path).parts
+        if ".." in parts or not path.endswith(".npy"):
+            raise AtomsparkError(f"Recorder path {path!r:.80}: must be a .npy file with no '..'")
         super().__init__(size=size, steps=steps, path=path, name=name)
         self.a_in = InPort(shape=(size,))
 
