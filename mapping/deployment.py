@@ -175,8 +175,8 @@ def deployment_report(
     fit = fit_graph(graph, hw, layout, None, strategy, positions)
     if fit.layout == "split":
         notes.append(
-            "split layout: a mapping plan that fits and is priced; the Lava bundle exports each "
-            "node whole (node layout)"
+            "split layout: the cores of the block search (mapping/split_cores.py); export --to "
+            "lava writes this layout core by core (mapping/lava/split_bundle.py)"
         )
     if not fit.fits:
         return DeploymentReport(

@@ -12,6 +12,7 @@ from atomspark.mapping.lava.bundle import from_graph
 from atomspark.mapping.lava.rsgn_split import reference_run, split_model
 from atomspark.mapping.quantize import quantize_rsgn_graph
 from atomspark.mapping.split_cores import SplitBlocks, assign_cores, node_order
+from test_export_verify_guards import trained_file  # noqa: F401  (fixture)
 from test_rsgn_split_layout import FLOAT_TOL, engine_states, released_graph, small_graph
 
 pytestmark = pytest.mark.lava
@@ -52,3 +53,24 @@ def test_released_published_model_split_on_lava_is_bit_exact():
     lava, _, _ = _run(g, steps, SplitBlocks(6, 3, 256), merged=True)
     alpha, h, _ = engine_states(g, steps)
     assert np.array_equal(lava.alpha, alpha) and np.array_equal(lava.h, h)
+
+
+def test_export_layout_split_verifies_on_lava_and_its_entry_point_runs(trained_file, tmp_path):  # noqa: F811
+    import json
+    import subprocess
+    import sys
+
+    from atomspark.scenarios.cli.main import main
+
+    pytest.importorskip("lava")
+    out = tmp_path / "out"
+    argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h", "--verify"]
+    argv += ["--per-target-w", "--layout", "split", "--steps", "3", "--input", "builtin:12"]
+    assert main(argv + ["--out", str(out)]) == 0
+    verify = json.loads((out / "export.json").read_text())["verify"]
+    assert verify["passed"] and max(verify["lava_vs_engine"].values()) == 0.0
+    assert verify["processes"] == "one per core and kind"
+    run = subprocess.run([sys.executable, str(out / "run_bundle.py"), "--steps", "3", "--verify"],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "'alpha': 0.0, 'h': 0.0, 'payloads': 0.0" in run.stdout

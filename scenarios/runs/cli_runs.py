@@ -77,6 +77,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         **({} if args.min_agreement is None else {"min_agreement": args.min_agreement}),
         split_w_h=args.split_w_h,
         per_target_w=args.per_target_w,
+        layout=args.layout,
     )
     return 0
 
@@ -209,6 +210,13 @@ def add_export_parser(sub) -> None:
         help="steps for verification and the VN quantisation report (RSGN's report: its K + 1)",
     )
     exp.add_argument("--frac-bits", type=int, default=12, help="fixed-point fraction bits (VN)")
+    exp.add_argument(
+        "--layout",
+        choices=["auto", "node", "split"],
+        default="auto",
+        help="Lava, RSGN: split = message-sum, transform and norm cores (the layout that is "
+        "priced); node = each node whole; auto = split when the node layout does not fit",
+    )
     exp.add_argument(
         "--report",
         action="store_true",

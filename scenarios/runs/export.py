@@ -49,13 +49,16 @@ def export_model(
     min_agreement: float = DEFAULT_MIN_AGREEMENT,
     split_w_h: bool = False,
     per_target_w: bool = False,
+    layout: str = "auto",
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
     `fixed`: quantise to Loihi fixed point and log the quantisation's error (quantize_sides.py);
     `report`: also write deployment.json (per-core use against `hardware`'s limits);
     `verify` of a fixed-point export also fails when the integer model agrees with the float one
     on less than `min_agreement` of the quantisation report (its agreement); RSGN `split_w_h`:
-    W_h in two 8-bit parts (rsgn_fixed_split), `per_target_w`: W's exponent per target node."""
+    W_h in two 8-bit parts (rsgn_fixed_split), `per_target_w`: W's exponent per target node; `layout`
+    (Lava, RSGN): "split" writes the split layout (mapping/lava/split_bundle.py), "node" each node
+    whole, "auto" the split layout when the node layout does not fit `hardware`."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -72,6 +75,7 @@ def export_model(
     samples = read_inputs(inputs, loaded, model_path=model_path, log=log)
     require_run_memory(loaded, 1, steps, "--steps")
     graph = graph_for_first_input(loaded, samples)
+    split = _split_layout(loaded, graph, layout, hardware, to)
     out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     stage = Stages(log, "[export]", 1 + fixed + report + (verify and to == "lava"))
@@ -85,22 +89,35 @@ def export_model(
         if verify:
             result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
             log(f"[export] {result['verify']['message']}")
-    if report:
+    if report and not split:
         stage(f"placing the graph on {hardware} cores and checking its limits")
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
     stage(f"writing the {to} export")
     if to == "lava":
         from atomspark.mapping.lava.export import export_lava
 
-        bundle = export_lava(graph, out)
-        result["bundle"] = str(bundle)
-        log(f"[export] Lava bundle ({'fixed point' if fixed else 'float'}) written to {bundle}")
+        if split:
+            from atomspark.mapping.lava.bundle import from_graph
+            from atomspark.mapping.lava.split_bundle import export_split
+
+            bundle = export_split(from_graph(graph), out, hardware)
+        else:
+            bundle = export_lava(graph, out)
+        result.update(bundle=str(bundle), layout="split" if split else "node")
+        log(
+            f"[export] Lava bundle ({'fixed point' if fixed else 'float'}, "
+            f"{result['layout']} layout) written to {bundle}"
+        )
+        if report and split:
+            stage(f"checking the split bundle's cores against {hardware}'s limits")
+            result["deployment"] = _split_deployment(bundle, out, log)
         if verify and not result.get("verify", {"passed": True})["passed"]:
             atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
             raise AtomsparkError(result["verify"]["message"])
         if verify:
             stage(f"running the bundle on Lava's Loihi2SimCfg for {steps} steps")
-            result["verify"] = {**result.get("verify", {}), **_verify(bundle, steps, log)}
+            check = _verify_split if split else _verify
+            result["verify"] = {**result.get("verify", {}), **check(bundle, steps, log)}
     elif to == "nir":
         from atomspark.mapping.nir_export import export_nir
 
@@ -141,6 +158,62 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
         "problems": rep.problems,
         "deployable_on_chip": rep.deployable_on_chip,
     }
+
+
+LAYOUTS = ("auto", "node", "split")
+
+
+def _split_layout(loaded: LoadedModel, graph: Graph, layout: str, hardware: str, to: str) -> bool:
+    """Whether the Lava export writes the split layout (export_model's `layout`)."""
+    if layout not in LAYOUTS:
+        raise AtomsparkError(f"--layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
+    if layout != "auto" and to != "lava":
+        raise AtomsparkError("--layout: only for --to lava (the Lava bundle's layout)")
+    if to != "lava" or layout == "node" or (loaded.kind != "rsgn" and layout == "auto"):
+        return False
+    if loaded.kind != "rsgn":
+        raise AtomsparkError("--layout split: only RSGN models have a split layout")
+    if layout == "split":
+        return True
+    from atomspark.mapping.hardware import load_hardware
+    from atomspark.mapping.layouts import fit_graph
+
+    return not fit_graph(graph, load_hardware(hardware), layout="node").fits
+
+
+def _split_deployment(bundle: Path, out: Path, log) -> dict:
+    """deployment.json of a split bundle, computed from the bundle itself."""
+    from atomspark.mapping.lava.split_bundle import (
+        load_split_bundle,
+        report_lines,
+        split_bundle_costs,
+    )
+
+    costs = split_bundle_costs(load_split_bundle(bundle))
+    data = {**costs, "costs": [c.to_dict() for c in costs["costs"]], "layout": "split",
+            "fits": not costs["problems"], "cores": len(costs["costs"])}  # fmt: skip
+    atomic_write_text(out / "deployment.json", json.dumps(data, indent=2))
+    for line in report_lines(costs):
+        log(line)
+    log(f"[deploy] wrote {out}/deployment.json")
+    return {"fits": data["fits"], "cores": data["cores"], "problems": costs["problems"],
+            "margins": costs["margins"]}  # fmt: skip
+
+
+def _verify_split(bundle: Path, steps: int, log) -> dict:
+    require_lava()
+    from atomspark.mapping.lava.split_bundle import verify_split
+
+    r = verify_split(bundle, steps)
+    worst = max(r["lava_vs_engine"].values())
+    log(
+        f"[export] verified the split bundle on Lava ({r['cores']} cores, {r['processes']}, "
+        f"{steps} steps): max |Lava - engine| {worst:.3g} (tolerance {r['tolerance']:g}) -> "
+        + ("PASS" if r["passed"] else "FAIL")
+    )
+    if not r["passed"]:
+        raise AtomsparkError(f"Lava verification failed: {r['lava_vs_engine']}")
+    return {k: r[k] for k in ("passed", "lava_vs_engine", "tolerance", "processes", "cores")}
 
 
 def _require_fixed(fixed: bool, **options: bool) -> None:

@@ -1,0 +1,306 @@
+"""The split RSGN as a Lava bundle: the whole-node description export_lava writes (weights.npz,
+metadata.json, run_bundle.py), plus metadata "layout": "split" and a "split" section that fixes
+the deployment: block sizes, node order, every process with its kind, Process class and core,
+every connection with its synapses, the schedule, and the on-chip programs (microcode) with
+their instruction counts and cost. The per-core costs a report prints are recomputed from the
+bundle (`split_bundle_costs`), so a report and a bundle cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
+from atomspark.mapping.lava.export import META_FILE, export_lava, load_bundle
+from atomspark.mapping.lava.net import LavaNet
+from atomspark.mapping.lava.rsgn_split import (
+    PERIOD,
+    PHASES,
+    SplitModel,
+    channels,
+    split_model,
+)
+from atomspark.mapping.split_cores import (
+    MEMORY_NOTE,
+    SplitBlocks,
+    SplitCoreCost,
+    assign_cores,
+    search_blocks,
+    split_core_costs,
+    split_margins,
+    split_problems,
+)
+from atomspark.mapping.split_microcode import instruction_cost, program_table
+from atomspark.sim.core import AtomsparkError, atomic_write_text
+
+SPLIT_LAYOUT = "split"
+PROCESS_CLASS = {"sum": "RSGNMessageSum", "transform": "RSGNTransform", "norm": "RSGNNorm"}
+MAX_NODES = 1 << 20  # a bundle's node order is read only up to this size
+
+
+@dataclass(frozen=True)
+class SplitBundle:
+    """A split bundle read back: the whole-node LavaNet, its SplitModel, blocks and node order."""
+
+    net: LavaNet
+    model: SplitModel
+    blocks: SplitBlocks
+    order: np.ndarray
+    hardware: str
+
+    def cores(self) -> list[dict]:
+        return assign_cores(self.model.n, self.model.d, self.blocks, self.order)
+
+
+def export_split(net: LavaNet, out_dir: str | Path, hardware: str = "loihi2") -> Path:
+    """Write `net` (one RSGN population) as a split bundle whose block sizes are the search's
+    for `hardware`; refuses, naming why, when no block size fits."""
+    hw = _hardware(hardware)
+    model = split_model(net)
+    search = search_blocks(model, hw)
+    if not search.fits:
+        raise AtomsparkError(
+            f"split layout on {hw.name}: no block size fits ({'; '.join(search.problems)})"
+        )
+    out = export_lava(net, out_dir)
+    meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
+    meta["layout"] = SPLIT_LAYOUT
+    meta["split"] = _section(model, search.blocks, search.order, search.costs, hw)
+    meta["hardware_run"] = _hardware_run(net.arithmetic)
+    atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
+    return out
+
+
+def _hardware(hardware) -> NeuromorphicHardware:
+    hw = load_hardware(hardware) if isinstance(hardware, str) else hardware
+    if not isinstance(hw, NeuromorphicHardware):
+        raise AtomsparkError(f"hardware {hw.name!r}: a split layout needs a neuromorphic chip")
+    return hw
+
+
+def _section(model: SplitModel, blocks, order, costs: list[SplitCoreCost], hw) -> dict:
+    cores = assign_cores(model.n, model.d, blocks, order)
+    processes = [
+        {
+            "name": f"{c['kind']}{i}",
+            "kind": c["kind"],
+            "lava_process": PROCESS_CLASS[c["kind"]],
+            "core": int(c["core"]),
+            "compartments": int(c["index"].size),
+        }
+        for i, c in enumerate(cores)
+    ]
+    conns = [
+        {
+            "name": ch.name,
+            "source": f"{ch.source}.{ch.source_port}",
+            "target": f"{ch.target}.{ch.target_port}",
+            "lava_process": "Sparse",
+            "num_message_bits": 24 if ch.graded else 0,
+            "synapses": int(ch.weights.nnz),
+        }
+        for ch in channels(model)
+    ]
+    return {
+        "hardware": hw.name,
+        "blocks": blocks.to_dict(),
+        "node_order": [int(v) for v in order],
+        "schedule": {
+            "chip_steps_per_model_step": PERIOD,
+            "phases": list(PHASES),
+            "first_chip_step": "emit (the ignition)",
+        },
+        "processes": processes,
+        "connections": conns,
+        "microcode": program_table(model.two_part_w_h),
+        "instruction_cost": instruction_cost(hw),
+        "cores": [c.to_dict() for c in costs],
+        "memory_note": MEMORY_NOTE,
+    }
+
+
+def _hardware_run(arithmetic: str) -> dict:
+    procs = sorted(PROCESS_CLASS.values())
+    return {
+        "run_config": "lava.magma.core.run_configs.Loihi2HwCfg",
+        "select_tag": "fixed_pt" if arithmetic == "fixed" else "floating_pt",
+        "run_condition": "RunSteps(num_steps=1 + 5 K) for K model steps",
+        "command": "python run_bundle.py --steps K+1 --loihi2",
+        "requires": "Intel lava-loihi (INRC) and a Loihi 2 system (e.g. Kapoho Point)",
+        "neurocore_processes": ["Sparse"],
+        "host_processes": procs,
+        "deployable_on_chip": False,
+        "tested": False,
+        "note": (
+            "untested: atomspark has no Loihi hardware or lava-loihi. The split layout's "
+            f"programs ({', '.join(procs)}) need the microcode listed under split.microcode; "
+            "atomspark has only their Python ProcessModels, so Loihi2HwCfg would run them on the "
+            "host CPU." + ("" if arithmetic == "fixed" else " Float does not run on the chip.")
+        ),
+    }
+
+
+def is_split_bundle(out_dir: str | Path) -> bool:
+    """Whether the bundle at `out_dir` is in the split layout (its metadata says so)."""
+    path = Path(out_dir) / META_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("layout") == SPLIT_LAYOUT
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return False
+
+
+def load_split_bundle(out_dir: str | Path) -> SplitBundle:
+    """Read a split bundle (load_bundle's checks, then the split section's): a missing or
+    inconsistent field is one AtomsparkError naming it."""
+    out = Path(out_dir)
+    net = load_bundle(out)
+    meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
+    split = meta.get("split")
+    if meta.get("layout") != SPLIT_LAYOUT or not isinstance(split, dict):
+        raise AtomsparkError(f"bundle {out}: not a split-layout bundle (no split section)")
+    model = split_model(net)
+    try:
+        raw = split["blocks"]
+        blocks = SplitBlocks(int(raw["nodes_per_core"]), int(raw["sum_features"]),
+                             int(raw["sum_nodes"]))  # fmt: skip
+        order_list = split["node_order"]
+        if not isinstance(order_list, list) or len(order_list) > MAX_NODES:
+            raise ValueError("node_order must be a list of node indices")
+        order = np.asarray(order_list, np.int64)
+        hardware = str(split["hardware"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AtomsparkError(f"bundle {out}: split section incomplete ({exc})") from None
+    if order.shape != (model.n,) or not np.array_equal(np.sort(order), np.arange(model.n)):
+        raise AtomsparkError(f"bundle {out}: split node_order is not a permutation of the nodes")
+    if min(blocks.to_dict().values()) < 1:
+        raise AtomsparkError(f"bundle {out}: split block sizes must be positive")
+    return SplitBundle(net, model, blocks, order, hardware)
+
+
+def split_bundle_costs(bundle: SplitBundle, hardware: str | None = None) -> dict:
+    """Per-core costs, problems and margins of a split bundle on `hardware` (default: the one
+    it was laid out for), computed from the bundle itself."""
+    hw = _hardware(hardware or bundle.hardware)
+    costs = split_core_costs(bundle.model, bundle.blocks, bundle.order, hw)
+    return {
+        "hardware": hw.name,
+        "costs": costs,
+        "problems": split_problems(costs, hw),
+        "margins": split_margins(costs, hw),
+        "instruction_cost": instruction_cost(hw),
+        "microcode": program_table(bundle.model.two_part_w_h),
+    }
+
+
+# ------------------------------------------------------------------ report, run and verify
+
+MAX_PROCESSES = 24  # above this a Lava run merges each kind's cores into one Process
+
+
+def report_lines(costs: dict, max_cores: int = 6) -> list[str]:
+    """Printable: per kind of core its busiest use against the limits, margins, and the
+    microcode each process runs with its price per model step."""
+    c, ins = costs["costs"], costs["instruction_cost"]
+    n_node = sum(x.kind == "node" for x in c)
+    out = [
+        f"[deploy] {costs['hardware']}: split layout "
+        + ("fits" if not costs["problems"] else "DOES NOT FIT")
+        + f" on {len(c)} cores ({n_node} node cores, {len(c) - n_node} message-sum cores), "
+        f"{PERIOD} chip steps per model step"
+    ]
+    out.append(f"{'core':>6s} {'kind':>5s} {'nodes':>6s} {'compart.':>9s} {'synapses':>9s} "
+               f"{'memory B':>9s} {'fan-in':>7s} {'fan-out':>7s} {'instr/step':>10s}")  # fmt: skip
+    busiest = {k: max((x for x in c if x.kind == k), key=lambda x: x.memory_bytes)
+               for k in ("node", "sum") if any(x.kind == k for x in c)}  # fmt: skip
+    shown = c[:max_cores] + [b for b in busiest.values() if b not in c[:max_cores]]
+    for x in shown:
+        out.append(f"{x.core:6d} {x.kind:>5s} {x.nodes:6d} {x.compartments:9d} {x.synapses:9d} "
+                   f"{x.memory_bytes:9.0f} {x.fan_in_axons:7d} {x.fan_out_axons:7d} "
+                   f"{x.microcode_instructions:10d}")  # fmt: skip
+    margins = ", ".join(f"{k} {v:.1%}" for k, v in costs["margins"].items())
+    out.append(f"[deploy] fit margin of the busiest core (1 - use / limit): {margins}")
+    for kind, prog in costs["microcode"].items():
+        ops = ", ".join(f"{op['name']} {op['instructions']}" for op in prog["operations"])
+        out.append(f"[deploy] microcode {PROCESS_CLASS[kind]}: "
+                   f"{prog['instructions_per_compartment']} instructions per compartment and "
+                   f"model step ({ops})")  # fmt: skip
+    total = sum(x.microcode_instructions for x in c)
+    slowest = max((x.microcode_instructions for x in c), default=0)
+    out.append(
+        f"[deploy] microcode price per model step: {total} instructions, "
+        f"{total * ins['energy_j']:.3g} J, slowest core {slowest * ins['time_s']:.3g} s "
+        f"({ins['derivation']})"
+    )
+    out += [f"[deploy] does not fit: {p}" for p in costs["problems"]]
+    return out
+
+
+def verify_split(bundle_dir: str | Path, steps: int, merged: bool | None = None) -> dict:
+    """Run the split bundle on Lava (core by core, or merged above MAX_PROCESSES processes) and
+    compare alpha, h and the payloads per model step with the engine on the bundle's graph:
+    bit-exact in fixed point, FLOAT_TOLERANCE in float."""
+    from atomspark.mapping.lava.bundle import to_graph
+    from atomspark.mapping.lava.export import FLOAT_TOLERANCE
+    from atomspark.mapping.lava.split_run import run_split_lava
+    from atomspark.sim.engine import Engine
+    from atomspark.sim.units.rsgn import rsgn_emitted
+    from atomspark.sim.units.rsgn_fixed import emitted_payloads
+
+    sb = load_split_bundle(bundle_dir)
+    cores = sb.cores()
+    merged = len(cores) > MAX_PROCESSES if merged is None else merged
+    lava = run_split_lava(sb.model, cores, steps, merged=merged)
+    graph = to_graph(sb.net)
+    name = graph.populations[0].name
+    eng = Engine(graph)
+    eng.run(steps, record=((name, "alpha"), (name, "h")))
+    alpha, h = eng.traces[(name, "alpha")], eng.traces[(name, "h")]
+    fixed = sb.model.arithmetic == "fixed"
+    emit = emitted_payloads if fixed else rsgn_emitted
+    cut = sb.net.populations[0].scalars["cutoff"]
+    x = np.stack([emit(a, hh, cut) for a, hh in zip(alpha, h)])
+    errors = {
+        "alpha": float(np.abs(lava.alpha - alpha).max(initial=0.0)),
+        "h": float(np.abs(lava.h - h).max(initial=0.0)),
+        "payloads": float(np.abs(lava.x - x).max(initial=0.0)),
+    }
+    tol = 0.0 if fixed else FLOAT_TOLERANCE
+    return {
+        "passed": all(e <= tol for e in errors.values()),
+        "lava_vs_engine": errors,
+        "tolerance": tol,
+        "processes": "merged by kind" if merged else "one per core and kind",
+        "cores": len({c["core"] for c in cores}),
+        "final_alpha": lava.alpha[-1],
+        "final_h": lava.h[-1],
+    }
+
+
+def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
+    """run_bundle.py of a split bundle: run it on Lava (with --verify, against the engine)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Run an atomspark split RSGN Lava bundle")
+    parser.add_argument("--steps", type=int, required=True, help="engine steps: K + 1")
+    parser.add_argument("--out", type=Path, default=None, help="save final states (.npz)")
+    parser.add_argument("--verify", action="store_true", help="compare with the engine")
+    parser.add_argument("--merged", action="store_true", help="one Lava Process per kind")
+    parser.add_argument("--loihi2", action="store_true", help="untested: see metadata.json")
+    args = parser.parse_args(argv)
+    if args.loihi2:
+        print(f"[bundle] Loihi2HwCfg: {_hardware_run('fixed')['note']}")
+        return 1
+    result = verify_split(bundle_dir, args.steps, merged=args.merged or None)
+    active = int(np.count_nonzero(result["final_alpha"]))
+    print(f"split bundle on Lava: {result['cores']} cores ({result['processes']}), "
+          f"{args.steps} engine steps, {active} nodes active at the end")  # fmt: skip
+    if args.out is not None:
+        np.savez(args.out, alpha=result["final_alpha"], h=result["final_h"])
+    if args.verify:
+        print(f"verify against the engine: max |error| {result['lava_vs_engine']} "
+              f"(tolerance {result['tolerance']})")  # fmt: skip
+        return 0 if result["passed"] else 1
+    return 0

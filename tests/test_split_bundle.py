@@ -1,0 +1,79 @@
+"""The split RSGN bundle (mapping/lava/split_bundle.py): `export --layout split` writes the
+processes with their cores, connections, schedule and microcode; the report is computed from
+the bundle read back and equals what the bundle recorded; a tampered split section is refused
+in one line; `--layout` is refused where it has no meaning, leaving nothing behind."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from atomspark.mapping.lava.bundle import from_graph
+from atomspark.mapping.lava.split_bundle import (
+    export_split,
+    is_split_bundle,
+    load_split_bundle,
+    report_lines,
+    split_bundle_costs,
+)
+from atomspark.mapping.quantize import quantize_rsgn_graph
+from atomspark.scenarios.cli.main import main
+from atomspark.sim.core import AtomsparkError
+from test_export_verify_guards import trained_file  # noqa: F401  (fixture)
+from test_rsgn_split_layout import small_graph
+
+
+def _bundle(tmp_path, fixed=True):
+    _, graph = small_graph("published", n=20, d=8)
+    g = quantize_rsgn_graph(graph, split_w_h=True) if fixed else graph
+    return export_split(from_graph(g), tmp_path / "b")
+
+
+def test_split_bundle_records_cores_and_report_is_the_bundles(tmp_path):
+    out = _bundle(tmp_path)
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["layout"] == "split" and is_split_bundle(out)
+    split = meta["split"]
+    kinds = {p["lava_process"] for p in split["processes"]}
+    assert kinds == {"RSGNMessageSum", "RSGNTransform", "RSGNNorm"}
+    assert all(isinstance(p["core"], int) for p in split["processes"])
+    names = {c["name"] for c in split["connections"]}
+    assert {"payload", "flag", "wh", "wh_lo", "hn2", "hn2_lo", "z", "pool", "pool_lo"} <= names
+    assert split["schedule"]["chip_steps_per_model_step"] == 5
+    assert split["microcode"]["norm"]["instructions_per_compartment"] > 100
+    assert split["instruction_cost"]["estimate"] is True
+    costs = split_bundle_costs(load_split_bundle(out))
+    assert [c.to_dict() for c in costs["costs"]] == split["cores"]
+    assert not costs["problems"] and min(costs["margins"].values()) >= 0
+    lines = report_lines(costs)
+    assert "split layout fits" in lines[0] and any("RSGNNorm" in ln for ln in lines)
+    assert meta["hardware_run"]["deployable_on_chip"] is False
+
+
+def test_a_tampered_split_section_is_refused(tmp_path):
+    out = _bundle(tmp_path, fixed=False)
+    meta = json.loads((out / "metadata.json").read_text())
+    order = meta["split"]["node_order"]
+    meta["split"]["node_order"] = [order[0], order[0], *order[2:]]
+    (out / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(AtomsparkError, match="node_order is not a permutation"):
+        load_split_bundle(out)
+    del meta["split"]["blocks"]
+    (out / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(AtomsparkError, match="split section incomplete"):
+        load_split_bundle(out)
+
+
+def test_export_layout_split_writes_and_reports_from_the_bundle(trained_file, tmp_path, capsys):  # noqa: F811
+    out = tmp_path / "out"
+    argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h", "--report"]
+    assert main(argv + ["--layout", "split", "--input", "builtin:2", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "split layout) written" in text and "microcode RSGNNorm" in text
+    dep = json.loads((out / "deployment.json").read_text())
+    assert dep["layout"] == "split" and dep["fits"]
+    assert dep["costs"] == json.loads((out / "metadata.json").read_text())["split"]["cores"]
+    argv = ["export", str(trained_file), "--to", "nir", "--layout", "split"]
+    assert main(argv + ["--out", str(tmp_path / "o2")]) == 2
+    assert "--layout: only for --to lava" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()
