@@ -464,12 +464,7 @@ def _array(arrays: dict, key: str, out: Path) -> np.ndarray:
 
 
 def run_bundle_cli(bundle_dir: Path, argv: list[str]) -> int:
-    """Entry point of run_bundle.py: run the bundle on Lava, print event counts, save outputs
-    (a split-layout bundle: mapping/lava/split_bundle.split_run_cli)."""
-    from atomspark.mapping.lava.split_bundle import is_split_bundle, split_run_cli
-
-    if is_split_bundle(bundle_dir):
-        return split_run_cli(bundle_dir, argv)
+    """Entry point of run_bundle.py: run the bundle on Lava, print event counts, save outputs."""
     parser = argparse.ArgumentParser(description="Run an atomspark Lava bundle on Loihi2SimCfg")
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--out", type=Path, default=None, help="save outputs (.npz)")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
-from atomspark.mapping.lava.export import META_FILE, export_lava, load_bundle
+from atomspark.mapping.lava.export import ENTRY_FILE, META_FILE, export_lava, load_bundle
 from atomspark.mapping.lava.net import LavaNet
 from atomspark.mapping.lava.rsgn_split import (
     PERIOD,
@@ -71,7 +71,24 @@ def export_split(net: LavaNet, out_dir: str | Path, hardware: str = "loihi2") ->
     meta["split"] = _section(model, search.blocks, search.order, search.costs, hw)
     meta["hardware_run"] = _hardware_run(net.arithmetic)
     atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
+    atomic_write_text(out / ENTRY_FILE, _ENTRY_SOURCE)
     return out
+
+
+_ENTRY_SOURCE = '''"""Run this atomspark split-layout RSGN bundle on Lava:
+python run_bundle.py --steps K+1 [--verify] [--merged] [--out final.npz].
+
+Needs lava-nc 0.10 and atomspark (its split RSGN ProcessModels) in the running environment.
+"""
+
+import sys
+from pathlib import Path
+
+from atomspark.mapping.lava.split_bundle import split_run_cli
+
+if __name__ == "__main__":
+    sys.exit(split_run_cli(Path(__file__).resolve().parent, sys.argv[1:]))
+'''
 
 
 def _hardware(hardware) -> NeuromorphicHardware:

@@ -94,30 +94,7 @@ def export_model(
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
     stage(f"writing the {to} export")
     if to == "lava":
-        from atomspark.mapping.lava.export import export_lava
-
-        if split:
-            from atomspark.mapping.lava.bundle import from_graph
-            from atomspark.mapping.lava.split_bundle import export_split
-
-            bundle = export_split(from_graph(graph), out, hardware)
-        else:
-            bundle = export_lava(graph, out)
-        result.update(bundle=str(bundle), layout="split" if split else "node")
-        log(
-            f"[export] Lava bundle ({'fixed point' if fixed else 'float'}, "
-            f"{result['layout']} layout) written to {bundle}"
-        )
-        if report and split:
-            stage(f"checking the split bundle's cores against {hardware}'s limits")
-            result["deployment"] = _split_deployment(bundle, out, log)
-        if verify and not result.get("verify", {"passed": True})["passed"]:
-            atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
-            raise AtomsparkError(result["verify"]["message"])
-        if verify:
-            stage(f"running the bundle on Lava's Loihi2SimCfg for {steps} steps")
-            check = _verify_split if split else _verify
-            result["verify"] = {**result.get("verify", {}), **check(bundle, steps, log)}
+        _write_lava(graph, out, result, fixed, split, report, verify, steps, hardware, stage, log)
     elif to == "nir":
         from atomspark.mapping.nir_export import export_nir
 
@@ -140,6 +117,36 @@ def export_model(
         )
     atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
     return result
+
+
+def _write_lava(graph: Graph, out: Path, result: dict, fixed: bool, split: bool, report: bool,
+                verify: bool, steps: int, hardware: str, stage, log) -> None:  # fmt: skip
+    """The Lava bundle (whole-node or split layout), its report from the bundle (split) and its
+    verification on Lava, recorded in `result`."""
+    from atomspark.mapping.lava.export import export_lava
+
+    if split:
+        from atomspark.mapping.lava.bundle import from_graph
+        from atomspark.mapping.lava.split_bundle import export_split
+
+        bundle = export_split(from_graph(graph), out, hardware)
+    else:
+        bundle = export_lava(graph, out)
+    result.update(bundle=str(bundle), layout="split" if split else "node")
+    log(
+        f"[export] Lava bundle ({'fixed point' if fixed else 'float'}, "
+        f"{result['layout']} layout) written to {bundle}"
+    )
+    if report and split:
+        stage(f"checking the split bundle's cores against {hardware}'s limits")
+        result["deployment"] = _split_deployment(bundle, out, log)
+    if verify and not result.get("verify", {"passed": True})["passed"]:
+        atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
+        raise AtomsparkError(result["verify"]["message"])
+    if verify:
+        stage(f"running the bundle on Lava's Loihi2SimCfg for {steps} steps")
+        check = _verify_split if split else _verify
+        result["verify"] = {**result.get("verify", {}), **check(bundle, steps, log)}
 
 
 def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log) -> dict:
