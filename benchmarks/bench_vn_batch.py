@@ -8,6 +8,11 @@ checked against the optimality conditions. Every solver runs to the same toleran
 max|g_b - g*_b| <= TOL_REL max|g*_b| for every sample, with the settings found beforehand:
 - Gauss-Seidel settle (sim/vn_gauss_seidel.py) on the compiled graph's Gram, float64 and
   float32, at the loosest max-change stopping rule (of TOL_GRID) that reaches the tolerance;
+- the working-set settle (sim/vn_working_set.py) on the same graph, float64 and float32, chosen
+  the same way;
+- skglm's and celer's Lasso (working sets with Anderson extrapolation; dual extrapolation), the
+  dedicated Lasso solvers, one fit per sample (neither fits several targets at once), float64,
+  at the loosest tol of TOL_GRID that reaches the tolerance;
 - the engine's event-driven Jacobi ISTA (the chip model): graph and compiled loop built once,
   each sample a reset of the drive S^T x_b and the number of steps that sample needs;
 - scikit-learn Lasso: coordinate descent over the same samples (one multi-target fit, cold
@@ -39,6 +44,7 @@ import scipy.sparse.linalg as spla  # noqa: E402
 from atomspark.networks.vn_compile import compile_vn, layer_name  # noqa: E402
 from atomspark.sim.engine import Engine  # noqa: E402
 from atomspark.sim.vn_gauss_seidel import GaussSeidelSettle  # noqa: E402
+from atomspark.sim.vn_working_set import WorkingSetSettle  # noqa: E402
 
 TOL_REL = 1e-4
 ACTIVE_FRACTION = 0.02
@@ -169,14 +175,15 @@ def engine_jacobi(S, X, Bm, lam, eta, G_star, tol) -> Method:
                    "steps_per_sample_median": float(np.median(steps))})  # fmt: skip
 
 
-def engine_gauss_seidel(S, X, lam, G_star, tol, dtype: str) -> Method:
-    """The Gauss-Seidel settle on the same compiled graph (sim/vn_gauss_seidel.py), at the
-    loosest stopping tolerance that reaches the tolerance on every sample."""
+def engine_gauss_seidel(S, X, lam, G_star, tol, dtype: str, working_set: bool = False) -> Method:
+    """The Gauss-Seidel settle on the same compiled graph (sim/vn_gauss_seidel.py), or with
+    working_set its working-set variant (sim/vn_working_set.py), at the loosest stopping
+    tolerance that reaches the tolerance on every sample."""
     K, B = S.shape[1], X.shape[1]
     # eta is the Jacobi step size, which the settle never reads: given, it spares compile_vn a
     # power iteration on the K x K Gram (about 3/4 of the set-up at K = 4096)
     build_s, gs = harness.time_once(
-        lambda: GaussSeidelSettle(
+        lambda: (WorkingSetSettle if working_set else GaussSeidelSettle)(
             compile_vn([S], [np.zeros((1, K))], lam, X[:, 0], eta=1.0, dtype=dtype)
         )
     )
@@ -194,7 +201,8 @@ def engine_gauss_seidel(S, X, lam, G_star, tol, dtype: str) -> Method:
     for gs_tol in TOL_GRID:
         if within(solve_at(gs_tol)[0], G_star, tol).all():
             break
-    name = f"atomspark Gauss-Seidel settle ({dtype} Gram, stop at max change {gs_tol:g})"
+    kind = "working-set settle" if working_set else "Gauss-Seidel settle"
+    name = f"atomspark {kind} ({dtype} Gram, stop at max change {gs_tol:g})"
     return Method(name, lambda: solve_at(gs_tol), build_s, {"compile_s": compile_s})
 
 
@@ -213,6 +221,32 @@ def sklearn_lasso(S, X, lam, G_star, tol, dtype: str, gram=None, gram_s=None) ->
     name = "no Gram" if gram is None else "Gram given once per dictionary"
     return Method(f"scikit-learn Lasso CD ({dtype}, {name}, tol={sk_tol:g}, cold start)",
                   lambda: (fit(sk_tol), None, {}), gram_s)  # fmt: skip
+
+
+def dedicated_lasso(S, X, lam, G_star, tol, package: str) -> Method | None:
+    """skglm's or celer's Lasso (float64, no intercept), one fit per sample, cold start, at the
+    loosest tol of TOL_GRID that reaches the tolerance; None when the package is absent."""
+    try:
+        mod = __import__(package)
+    except ImportError:
+        print(f"{package} unavailable: no {package} row")
+        return None
+    S_f = np.asfortranarray(S)
+    K, B = S.shape[1], X.shape[1]
+
+    def fit(t):
+        codes = np.zeros((K, B))
+        for b in range(B):
+            m = mod.Lasso(alpha=lam / S.shape[0], fit_intercept=False, tol=t, max_iter=1000)
+            codes[:, b] = m.fit(S_f, X[:, b]).coef_
+        return codes
+
+    for sk_tol in TOL_GRID:
+        if within(fit(sk_tol), G_star, tol).all():
+            break
+    version = getattr(mod, "__version__", "?")
+    return Method(f"{package} {version} Lasso (float64, tol={sk_tol:g}, cold start, per sample)",
+                  lambda: (fit(sk_tol), None, {}))  # fmt: skip
 
 
 def fista_methods(S, X, G, lam, eta, G_star, tol) -> list[Method]:
@@ -273,6 +307,7 @@ def main() -> None:
         ap.add_argument("--batch", type=int, default=64, help="samples in the batch (64)")
         ap.add_argument("--atoms", type=int, default=4096, help="atoms K (4096; d = K/4)")
         ap.add_argument("--rounds", type=int, default=5, help="interleaved timed rounds (5)")
+        ap.add_argument("--name", default="vn_batch", help="result file name (vn_batch)")
 
     args = harness.parse_args(__doc__.splitlines()[0], options)
     harness.print_machine(harness.machine_info())
@@ -290,11 +325,18 @@ def main() -> None:
     methods = [
         engine_gauss_seidel(S, X, lam, G_star, tol, "float64"),
         engine_gauss_seidel(S, X, lam, G_star, tol, "float32"),
+        engine_gauss_seidel(S, X, lam, G_star, tol, "float64", working_set=True),
+        engine_gauss_seidel(S, X, lam, G_star, tol, "float32", working_set=True),
         engine_jacobi(S, X, Bm, lam, eta, G_star, tol),
         sklearn_lasso(S, X, lam, G_star, tol, "float64"),
         sklearn_lasso(S, X, lam, G_star, tol, "float32"),
         sklearn_lasso(S, X, lam, G_star, tol, "float64", gram=G, gram_s=gram_s),
         *fista_methods(S, X, G, lam, eta, G_star, tol),
+        *(
+            m
+            for m in (dedicated_lasso(S, X, lam, G_star, tol, pkg) for pkg in ("skglm", "celer"))
+            if m is not None
+        ),
     ]
     load_before = harness.load_average()
     for _ in range(rounds):  # interleaved: every method once per round
@@ -311,7 +353,7 @@ def main() -> None:
                                       "per_sample_ms", "iters", "samples_within_tol",
                                       "vs_gauss_seidel"]))  # fmt: skip
     bandwidth = harness.memory_bandwidth()
-    path = harness.write_result(args.out, "vn_batch", {
+    path = harness.write_result(args.out, args.name, {
         "quick": args.quick, "K": K, "d": p["d"], "batch": B, "tol_rel": TOL_REL, "lam": lam,
         "rounds": rounds, "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "machine_shared": "2 cores shared with other jobs; load averages before and after",

@@ -41,11 +41,16 @@ def test_peers_share_one_grid_and_meet_the_tolerance(bench):
         bench.sklearn_lasso(S, X, lam, G_star, tol, "float64"),
         bench.sklearn_lasso(S, X, lam, G_star, tol, "float32"),
         bench.sklearn_lasso(S, X, lam, G_star, tol, "float64", gram=G, gram_s=0.25),
+        bench.engine_gauss_seidel(S, X, lam, G_star, tol, "float64", working_set=True),
+        bench.engine_gauss_seidel(S, X, lam, G_star, tol, "float32", working_set=True),
     ]
+    methods += [m for m in (bench.dedicated_lasso(S, X, lam, G_star, tol, pkg)
+                            for pkg in ("skglm", "celer")) if m is not None]  # fmt: skip
     fista = bench.fista_methods(S, X, G, lam, p["eta"], G_star, tol)
     names = [m.name for m in methods]
     assert "(float32, no Gram" in names[2] and "Gram given once per dictionary" in names[3]
     assert methods[3].setup_s == 0.25 and methods[1].setup_s is None
+    assert "working-set settle (float32 Gram" in names[5]
     for m in methods:
         chosen = float(re.search(r"(?:max change |tol=)([0-9.e-]+)", m.name).group(1))
         assert chosen in bench.TOL_GRID, m.name

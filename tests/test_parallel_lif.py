@@ -1,0 +1,62 @@
+"""One simulation on several threads (sim/parallel_lif.py): CUBA's states and spikes are
+bit-identical for every thread count and to the serial engine, float64 and float32."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
+from atomspark.sim.core import AtomsparkError
+from atomspark.sim.engine import Engine
+from atomspark.sim.parallel_lif import ParallelLIF, block_bounds
+
+STEPS = 400
+
+
+def _state(eng):
+    return {k: v.copy() for k, v in eng.state["cuba"].items()}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_every_thread_count_gives_the_serial_engines_states_and_spikes(dtype):
+    net = cuba_network(CubaConfig(n=12_000, p_conn=0.01))  # 5 blocks, 1.4 M synapses
+    serial = Engine(cuba_graph(net, dtype))
+    prof = serial.run(STEPS)
+    assert prof.events.sum() > 1000  # the net is active: deliveries are exercised
+    results = []
+    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+        eng = Engine(cuba_graph(net, dtype))
+        par = ParallelLIF(eng)
+        assert par.blocks.size - 1 == 5
+        out = par.run(STEPS // 2, threads=threads)
+        out2 = par.run(STEPS - STEPS // 2, threads=threads)
+        spikes = np.concatenate([out.spikes, out2.spikes])
+        np.testing.assert_array_equal(spikes, prof.events[:, 0])
+        for name, arr in _state(eng).items():
+            np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
+        assert eng.t == STEPS
+        results.append(_state(eng))
+    more = Engine(cuba_graph(net, dtype))  # a serial run continues a parallel one exactly
+    ParallelLIF(more).run(STEPS // 2, threads=1)
+    more.run(STEPS - STEPS // 2)
+    for name, arr in _state(more).items():
+        np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
+
+
+def test_blocks_depend_on_the_size_alone_and_cover_it():
+    for n in (10, 4000, 40_000, 1_000_000):
+        b = block_bounds(n)
+        assert b[0] == 0 and b[-1] == n and np.all(np.diff(b) > 0) and b.size - 1 <= 64
+        assert np.all(b[:-1] % 8 == 0)
+
+
+def test_refusals_are_one_line_errors():
+    net = cuba_network(CubaConfig(n=500, p_conn=0.02))
+    par = ParallelLIF(Engine(cuba_graph(net)))
+    with pytest.raises(AtomsparkError, match="threads"):
+        par.run(10, threads=numba.config.NUMBA_NUM_THREADS + 1)
+    with pytest.raises(AtomsparkError, match="direct lean"):
+        ParallelLIF(Engine(cuba_graph(net), exact=True))
+    with pytest.raises(AtomsparkError, match="engine"):
+        ParallelLIF("not an engine")
