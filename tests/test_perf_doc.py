@@ -86,6 +86,27 @@ def test_vn_targets_judge_each_precision_against_peers_of_its_own():
     assert f32 and all("not judged" in x and "met" not in x for x in f32)
 
 
+def test_working_set_targets_name_skglm_and_celer_and_leave_float32_unjudged_without_them():
+    pt = _perf_table()
+    res = _vn_result(with_float32_peer=True)
+    res["rows"] += [
+        {"method": "atomspark working-set settle (float64 Gram, stop at max change 0.0001)",
+         "batch_s": 0.5, "per_sample_ms": 50.0},
+        {"method": "atomspark working-set settle (float32 Gram, stop at max change 0.0001)",
+         "batch_s": 0.25, "per_sample_ms": 25.0},
+        {"method": "skglm 0.5 Lasso (float64, tol=1e-05)", "batch_s": 6.0, "per_sample_ms": 600},
+        {"method": "celer 0.7.4 Lasso (float64, tol=1e-05)", "batch_s": 4.0, "per_sample_ms": 400},
+    ]  # fmt: skip
+    lines = [x for x in pt.vn_targets(res) if "working-set" in x]
+    assert "- VN, working-set (float64 Gram) >= 5x scikit-learn Lasso CD (float64, no Gram, " \
+           "tol=0.0003, cold start): met (7.00x >= 5x)" in lines  # fmt: skip
+    assert any("skglm 0.5" in x and "met (12.00x >= 10x)" in x for x in lines)
+    assert any("celer 0.7.4" in x and "missed (8.00x, 80% of the 10x target)" in x for x in lines)
+    f32 = [x for x in lines if "(float32 Gram)" in x]
+    assert any("missed (4.00x" in x for x in f32)  # against float32 scikit-learn
+    assert sum("not judged" in x for x in f32) == 2  # skglm and celer ran in float64 only
+
+
 def test_vn_set_up_is_amortised_against_the_fastest_peer_of_the_same_precision():
     pt = _perf_table()
     lines = pt.vn_amortised(_vn_result(with_float32_peer=True))

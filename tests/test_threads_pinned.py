@@ -70,6 +70,8 @@ def _one_thread_rows() -> list[tuple[str, float, float]]:
         for r in size["rows"]:
             if "1 thread" in r["simulator"] and "Brian2" not in r["simulator"]:
                 rows.append((r["simulator"], r["cpu_median_s"], r["wall_median_s"]))
+    vn = json.loads((RESULTS / "vn_batch.json").read_text())
+    rows += [(r["method"], r["batch_s"], r["wall_s"]) for r in vn["rows"]]
     return rows
 
 
@@ -82,7 +84,7 @@ def test_committed_single_thread_rows_use_no_more_cpu_than_wall_time():
 
 def test_committed_results_record_one_thread_per_library():
     h = _harness()
-    for name in ("cuba.json",):
+    for name in ("cuba.json", "vn_batch.json"):
         res = json.loads((RESULTS / name).read_text())
         assert "threads_used" in res, f"{name}: rerun with the current harness"
         assert h.max_threads(res["threads_used"]) == 1, res["threads_used"]
