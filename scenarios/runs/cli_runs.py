@@ -44,9 +44,13 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    from atomspark.networks.nir_file import is_nir_file
     from atomspark.scenarios.runs.netx_import import import_network
+    from atomspark.scenarios.runs.nir_import import import_nir
 
-    import_network(
+    nir = is_nir_file(args.net)  # chosen by the file's content: a NIR graph or a netx network
+    extra = {"producer": args.producer, "dt": args.dt} if nir else {}
+    (import_nir if nir else import_network)(
         args.net,
         args.input,
         samples=args.samples,
@@ -55,6 +59,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         out=args.out,
         overwrite=args.overwrite,
+        **extra,
     )
     return 0
 
@@ -136,11 +141,17 @@ def add_profile_parser(sub) -> None:
 
 
 def add_import_parser(sub) -> None:
-    """`atomspark import`: a lava-dl netx network on the engine, with its Loihi cost."""
+    """`atomspark import`: a lava-dl netx network or a NIR graph on the engine, with its Loihi
+    cost (docs/nir.md)."""
     imp = sub.add_parser(
-        "import", help="run a lava-dl netx network (.net HDF5) and predict its Loihi cost"
+        "import", help="run a lava-dl netx network or a NIR graph and predict its Loihi cost"
     )
-    imp.add_argument("net", help="a lava-dl netx network description (.net, HDF5)")
+    imp.add_argument("net", help="a lava-dl netx network (.net) or a NIR graph (.nir), HDF5")
+    imp.add_argument("--producer", default="nir", choices=["nir", "snntorch", "norse", "sinabs"],
+                     help="NIR only: whose discretisation to read the graph with (default: "
+                     "NIR's equations by forward Euler, one step per time unit)")  # fmt: skip
+    imp.add_argument("--dt", type=float, default=None,
+                     help="NIR only: the producer's time step in seconds (default: its own)")  # fmt: skip
     imp.add_argument(
         "--input",
         default="zero",
@@ -148,7 +159,10 @@ def add_import_parser(sub) -> None:
     )
     imp.add_argument("--samples", type=int, default=1, help="inferences to run")
     imp.add_argument(
-        "--steps", type=int, default=None, help="steps per inference (default: the file's, or 16)"
+        "--steps",
+        type=int,
+        default=None,
+        help="steps per inference (default: a netx file's, or 16; NIR: 50)",
     )
     add_hardware(imp, "neuromorphic preset or JSON file")
     imp.add_argument(
