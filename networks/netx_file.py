@@ -14,7 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from atomspark.networks.netx_checks import (
+    check_conv_geometry,
+    check_file_contents,
+    read_int,
+    read_ints,
+    read_text,
+    require_group,
+    weight_shape,
+)
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.memory import require_memory
 
 LIF_TYPES = ("CUBA", "LOIHI")
 SDNN_TYPES = ("SDNN",)
@@ -88,20 +98,24 @@ def read_netx(path: str | Path) -> NetxNetwork:
     if not p.is_file():
         raise AtomsparkError(f"NET: {p} is not a file (give a lava-dl netx .net HDF5 file)")
     try:
-        f = h5py.File(p, "r")
+        f = h5py.File(p, "r", locking=False)
     except OSError:
         raise AtomsparkError(
             f"NET: {p} is not an HDF5 file (give a lava-dl netx .net file)"
         ) from None
     with f:
+        check_file_contents(h5py, f, p)
         if "layer" not in f:
             raise AtomsparkError(f"NET: {p} has no 'layer' group: not a netx network description")
-        keys = sorted(f["layer"].keys(), key=lambda k: int(k) if k.isdigit() else -1)
-        if not keys or not all(k.isdigit() for k in keys):
+        top = require_group(h5py, f["layer"], "'layer'")
+        keys = sorted(top.keys(), key=lambda k: int(k) if k.isdigit() and len(k) < 10 else -1)
+        if not keys or not all(k.isdigit() and len(k) < 10 for k in keys):
             raise AtomsparkError(f"NET: {p} 'layer' group must hold layers named 0, 1, ...")
-        layers, flatten = [], False
+        layers, flatten, prev = [], False, None
         for k in keys:
-            g = f["layer"][k]
+            g = require_group(h5py, top[k], f"layer {k}")
+            if "neuron" in g:
+                require_group(h5py, g["neuron"], f"layer {k} neuron")
             kind = _text(g, "type", f"layer {k}")
             if kind == "flatten":
                 flatten = True
@@ -111,42 +125,62 @@ def read_netx(path: str | Path) -> NetxNetwork:
                     f"NET layer {k}: type {kind!r} is not supported (supported: "
                     f"{', '.join(LAYER_TYPES)})"
                 )
+            if kind != "input":
+                shape = tuple(int(v) for v in _layer_shape(g, f"layer {k}"))
+                weight_shape(g, kind, f"layer {k}", shape, prev)
             layers.append(_layer(g, kind, f"layer {k}", flatten))
-            flatten = False
-        steps = int(f["simulation/tSample"][()]) if "simulation/tSample" in f else None
+            prev, flatten = layers[-1].shape, False
+        steps = None
+        if "simulation" in f:
+            sim = require_group(h5py, f["simulation"], "simulation")
+            steps = (
+                read_int(sim, "tSample", "simulation", default=-1, low=1)
+                if "tSample" in sim
+                else None
+            )
+    check_network_size(p, layers)
     if not layers:
         raise AtomsparkError(f"NET: {p} describes no layers")
     return NetxNetwork(str(p), layers, steps)
 
 
 def _text(g, key: str, where: str) -> str:
-    if key not in g:
-        raise AtomsparkError(f"NET {where}: missing '{key}'")
-    v = g[key][()]
-    if isinstance(v, np.ndarray):
-        v = v.reshape(-1)[0]
-    return v.decode("ascii") if isinstance(v, bytes) else str(v)
+    return read_text(g, key, where)
 
 
 def _int(g, key: str, where: str, default: int | None = None) -> int:
-    if key not in g:
-        if default is None:
-            raise AtomsparkError(f"NET {where}: missing '{key}'")
-        return default
-    v = np.asarray(g[key][()]).reshape(-1)
-    if v.size != 1 or v[0] != np.round(v[0]):
-        raise AtomsparkError(f"NET {where}: '{key}' must be one integer, got {v.tolist()}")
-    return int(v[0])
+    return read_int(g, key, where, default)
 
 
 def _ints(g, key: str, where: str, default=None) -> np.ndarray | None:
-    """An integer-valued array (stored as float or int), as int64."""
-    if key not in g:
-        return default
-    v = np.asarray(g[key][()], dtype=np.float64)
-    if not np.all(np.isfinite(v)) or np.any(v != np.round(v)):
-        raise AtomsparkError(f"NET {where}: '{key}' must hold integers (Loihi fixed point)")
-    return v.astype(np.int64)
+    """An integer-valued array (stored as float or int), as int64; type and range checked."""
+    v = read_ints(g, key, where)
+    return default if v is None else v
+
+
+def _layer_shape(g, where: str) -> np.ndarray:
+    """'shape': one to three positive integers (checked before anything else is read)."""
+    shape = read_ints(g, "shape", where, max_size=3)
+    if shape is None or shape.size == 0 or shape.min() < 1:
+        raise AtomsparkError(f"NET {where}: 'shape' missing or not positive")
+    return shape.reshape(-1)
+
+
+def check_network_size(path, layers) -> None:
+    """Units and synapses the engine graph will hold, against the memory guard (before it is
+    built): about 64 bytes per unit of state and 16 per synapse."""
+    units = sum(ly.size for ly in layers)
+    synapses = 0
+    for ly in layers:
+        if ly.kind == "conv":
+            synapses += ly.size * int(np.prod(ly.weight.shape[1:]))
+        elif ly.weight is not None:
+            synapses += int(ly.weight.size)
+    require_memory(
+        f"NET: {path} ({units} units, {synapses} synapses)",
+        64.0 * units + 16.0 * synapses,
+        "give a smaller network",
+    )
 
 
 def _pair(g, key: str, where: str, default: int) -> tuple[int, int]:
@@ -177,7 +211,7 @@ def _neuron(g, where: str) -> NetxNeuron | None:
             message_bits=bits,
         )
     if kind in SDNN_TYPES:
-        sigma = bool(n["sigma_output"][()]) if "sigma_output" in n else False
+        sigma = bool(read_int(n, "sigma_output", where, default=0, low=0, high=1))
         return NetxNeuron("sdnn", vth=_int(n, "vThMant", where), sigma_output=sigma,
                           message_bits=bits)  # fmt: skip
     raise AtomsparkError(
@@ -186,9 +220,7 @@ def _neuron(g, where: str) -> NetxNeuron | None:
 
 
 def _layer(g, kind: str, where: str, flatten: bool) -> NetxLayer:
-    shape_raw = _ints(g, "shape", where)
-    if shape_raw is None or shape_raw.size == 0 or shape_raw.min() < 1:
-        raise AtomsparkError(f"NET {where}: 'shape' missing or not positive")
+    shape_raw = _layer_shape(g, where)
     neuron = _neuron(g, where)
     if kind == "input":
         shape = tuple(int(s) for s in shape_raw)
@@ -202,14 +234,14 @@ def _layer(g, kind: str, where: str, flatten: bool) -> NetxLayer:
         shape = tuple(int(s) for s in shape_raw)
         if len(shape) != 3 or weight.ndim < 4:
             raise AtomsparkError(f"NET {where}: conv needs a (C, H, W) shape and a 4-D weight")
-        weight = weight.reshape(weight.shape[:4])
-        if weight.shape[0] != shape[0]:
+        if weight.ndim != 4 or weight.shape[0] != shape[0]:
             raise AtomsparkError(
                 f"NET {where}: weight has {weight.shape[0]} output channels, shape says {shape[0]}"
             )
-        return NetxLayer("conv", shape, neuron, weight, bias, _pair(g, "stride", where, 1),
-                         _pair(g, "padding", where, 0), _pair(g, "dilation", where, 1),
-                         _int(g, "groups", where, 1))  # fmt: skip
+        geometry = (_pair(g, "stride", where, 1), _pair(g, "padding", where, 0),
+                    _pair(g, "dilation", where, 1), _int(g, "groups", where, 1))  # fmt: skip
+        check_conv_geometry(where, *geometry)
+        return NetxLayer("conv", shape, neuron, weight, bias, *geometry)
     n_out = int(np.prod(shape_raw))
     if weight.size == 0 or weight.size % n_out:
         raise AtomsparkError(

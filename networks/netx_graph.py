@@ -167,14 +167,23 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
     for i, layer in enumerate(layers, start):
         where = f"layer {i}"
         name = f"L{i}_{layer.kind}"
-        params = _lif(layer, where)
+        try:
+            params = _lif(layer, where)
+        except AtomsparkError as exc:  # bit-width checks of the unit model name the layer
+            text = str(exc)
+            raise AtomsparkError(
+                text if text.startswith("NET ") else f"NET {where}: {text}"
+            ) from None
         if layer.kind == "input":
             if i:
                 raise AtomsparkError(f"NET {where}: an input layer must come first")
             if input_bias is not None:
                 params = LIFFixedParams(du=params.du, dv=params.dv, vth=params.vth,
                                         bias_mant=input_bias, bias_exp=NETX_BIAS_EXP)  # fmt: skip
-        pops.append(Population(name, layer.size, params))
+        try:
+            pops.append(Population(name, layer.size, params))
+        except AtomsparkError as exc:  # bit widths checked by the unit model: name the layer
+            raise AtomsparkError(f"NET {where}: {exc}") from None
         if layer.kind == "conv":
             if prev_shape is None or len(prev_shape) != 3:
                 raise AtomsparkError(f"NET {where}: a conv layer needs a (C, H, W) layer before it")

@@ -58,6 +58,11 @@ def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, step
     head, rest = _spec_parts(spec)
     first = net.layers[0]
     if ng.input_is_bias:
+        if len(first.shape) != 3:
+            raise AtomsparkError(
+                f"NET layer 0: an input layer drives image frames and needs a (C, H, W) shape, "
+                f"got {first.shape}"
+            )
         c, h, w = first.shape
         if head == "zero":
             return [SampleInput(bias=np.zeros(first.size, np.int64))] * samples
