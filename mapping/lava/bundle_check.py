@@ -34,7 +34,7 @@ def is_bundle_array(name: str) -> bool:
 def check_file_name(label: str, name) -> str:
     """`name` when it can be used as one file name inside a folder: a non-empty string of at
     most MAX_NAME characters, no path separator, no NUL, not '.' or '..' (so neither an absolute
-    path nor `../..` can place a file outside the folder)."""
+    path nor a climbing name can place a file outside the folder)."""
     if not isinstance(name, str) or not name or len(name) > MAX_NAME:
         raise AtomsparkError(
             f"{label}: must be a name of 1 to {MAX_NAME} characters, got {name!r:.60}"
