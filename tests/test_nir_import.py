@@ -304,3 +304,30 @@ def test_command_refusal_leaves_nothing(tmp_path, capsys):
     assert main(["import", str(DATA / "norse_cells.nir"), "--producer", "norse", "--input",
                  "uniform", "--out", str(out)]) == 2  # fmt: skip
     assert "use zero or rate:P[:SEED]" in capsys.readouterr().err and not out.exists()
+
+
+def test_sweep_runs_import_cells_over_producer_files(tmp_path):
+    """A grid over imported graphs: one cell per producer file and hardware, each the command's
+    own result."""
+    from atomspark.scenarios.sweep.cell import execute_cell
+    from atomspark.scenarios.sweep.run import plan_grid
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'kind = "import"\n[set]\ninput = "rate:0.3:1"\nsteps = 20\n'
+        '[axes]\nhardware = ["loihi2", "loihi1-davies"]\n'
+        f'[[variants]]\nname = "sinabs"\n[variants.set]\nnetwork = "{DATA / "sinabs_conv.nir"}"\n'
+        'producer = "sinabs"\n'
+        f'[[variants]]\nname = "norse"\n[variants.set]\nnetwork = "{DATA / "norse_cells.nir"}"\n'
+        'producer = "norse"\n'
+    )
+    plan = plan_grid(grid)
+    assert len(plan.cells) == 4
+    records = [execute_cell("import", c, str(tmp_path / "out")) for c in plan.cells]
+    assert all(r["status"] == "done" for r in records)
+    by = {(r["result"]["producer"], r["result"]["hardware"]): r["result"] for r in records}
+    assert set(by) == {(p, h) for p in ("sinabs", "norse") for h in ("loihi2", "loihi1-davies")}
+    for p in ("sinabs", "norse"):
+        a, b = by[(p, "loihi2")]["prediction"], by[(p, "loihi1-davies")]["prediction"]
+        assert a["events_per_inference"] == b["events_per_inference"] > 0
+        assert a["energy_per_inference_j"] != b["energy_per_inference_j"]

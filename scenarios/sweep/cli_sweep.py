@@ -35,7 +35,7 @@ def add_sweep_parser(sub) -> None:
     """`atomspark sweep`: a grid of runs on Dask."""
     sw = sub.add_parser(
         "sweep",
-        help="run a grid of train/profile/compare/bench cells on Dask (resumable); "
+        help="run a grid of train/profile/compare/bench/import cells on Dask (resumable); "
         "see docs/sweeps.md",
     )
     sw.add_argument("grid", help="GRID.toml: kind, base, seeds, [set], [axes], [[variants]]")

@@ -4,9 +4,9 @@ A grid names the command kind, a base and the axes to vary; the cells are the Ca
 of the variants, the axes and the seeds. Format (every table optional except what the kind
 needs; dotted keys such as "optimizer.lr" and nested tables such as [set.optimizer] are the same):
 
-    kind = "train"                 # train | bench | profile | compare
+    kind = "train"                 # train | bench | profile | compare | import
     base = "rsgn-sequence"         # train: a built-in config or a TOML file (relative to the grid)
-                                   # bench: the benchmark family; profile/compare: not used
+                                   # bench: the benchmark family; profile/compare/import: not used
     seeds = [0, 1, 2]              # an axis over the kind's seed (train: the config's `seed`)
 
     [set]                          # fixed settings for every cell

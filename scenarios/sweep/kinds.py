@@ -6,6 +6,8 @@ cell's complete settings and runs one cell into its folder.
 - profile: `atomspark profile` (scenarios/profile_run.profile_model) on a saved model.
 - compare: `atomspark compare` (scenarios/compare.compare) on a trained model.
 - bench:   `atomspark bench` (scenarios/bench/): one benchmark family x model x seed per cell.
+- import:  `atomspark import` (scenarios/runs/nir_import.import_nir or netx_import) on a NIR
+           graph or a netx network, chosen by the file's content as the command does.
 
 A kind's `run(params, folder, resume)` writes the command's outputs into the cell's folder and
 returns a JSON-able dict of results; the numeric entries (nested ones as dotted keys) are what
@@ -167,6 +169,28 @@ def _profile_run(params: dict, work: Path, resume: bool) -> dict:
     return {k: v for k, v in result.items() if k != "model"}
 
 
+def _import_run(params: dict, work: Path, resume: bool) -> dict:
+    from atomspark.networks.nir_file import is_nir_file
+    from atomspark.scenarios.runs.netx_import import import_network
+    from atomspark.scenarios.runs.nir_import import import_nir
+
+    nir = is_nir_file(params["network"])
+    extra = {"producer": params["producer"], "dt": params["dt"]} if nir else {}
+    result = (import_nir if nir else import_network)(
+        params["network"],
+        params["input"],
+        samples=params["samples"],
+        steps=params["steps"],
+        hardware=params["hardware"],
+        strategy=params["strategy"],
+        out=work,
+        overwrite=True,  # the cell folder also holds the sweep's own files
+        log=lambda line: None,
+        **extra,
+    )
+    return {k: v for k, v in result.items() if k != "network"}
+
+
 def _compare_run(params: dict, work: Path, resume: bool) -> dict:
     from atomspark.scenarios.compare.chip_vs_gpu import compare
 
@@ -313,6 +337,28 @@ KINDS: dict[str, Kind] = {
             "costs.neuromorphic.energy_per_sample_j",
             "costs.neuromorphic.time_per_sample_s",
             "costs.dense.energy_j",
+        ),
+    ),
+    "import": _options_kind(
+        "import",
+        {
+            "network": ((str,), REQUIRED),
+            "producer": ((str,), "nir"),
+            "dt": ((float,), None),
+            "input": ((str,), "zero"),
+            "samples": ((int,), 1),
+            "steps": ((int,), None),
+            "hardware": ((str,), "loihi2"),
+            "strategy": ((str,), "sequential"),
+        },
+        ("network",),
+        _import_run,
+        (
+            "prediction.events_per_inference",
+            "prediction.synops_per_inference",
+            "prediction.energy_per_inference_j",
+            "prediction.inferences_per_s",
+            "neurobench.activation_sparsity",
         ),
     ),
     "compare": _options_kind(
