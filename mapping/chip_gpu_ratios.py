@@ -45,6 +45,9 @@ SCALED = {
     "chip_op_energy": "chip per-operation energies (estimates from Loihi 1)",
 }
 CHOICES = ("static_scope", "launch_model", "precision", "kernel")
+# stopping rules a chip can evaluate itself (scenarios/compare/chip_rows.py); any other stop
+# (the oracle, which knows the converged answer) is a labelled lower bound, never a headline
+ON_CHIP_STOPS = ("held-out budget", "fixed steps", "quiescence")
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class ChipRow:
     problems: tuple[str, ...] = ()
     report: object = field(default=None, repr=False, compare=False)  # the EnergyReport priced
     copies_per_chip: int = 1  # copies of the network one chip holds side by side
+    stop_rule: str = "fixed steps"  # how each sample's run stops (ON_CHIP_STOPS, or a bound)
+    stop_detail: str = ""
 
     def energy(
         self, scope: str, static_scale: float = 1.0, op_scale: float = 1.0, throughput=False
@@ -93,6 +98,8 @@ class ChipRow:
             "latency_us": self.latency_s * 1e6 if self.fits else None,
             "batch": 1,
             "steps_per_sample": self.steps,
+            "stop_rule": self.stop_rule,
+            "stop_detail": self.stop_detail,
             "problems": list(self.problems),
         }
 
@@ -253,10 +260,22 @@ def _label(name: str, value) -> str:
 
 
 def compare_workload(
-    name: str, chip: ChipRow, variants: list[GPUVariant], hw: DenseHardware, a: Assumptions
+    name: str,
+    chip: ChipRow,
+    variants: list[GPUVariant],
+    hw: DenseHardware,
+    a: Assumptions,
+    lower_bound: ChipRow | None = None,
 ) -> dict:
     """Chip row, GPU rows, the headline ratio with its range and the tornado, at batch 1 and at
-    the GPU's throughput batch (JSON-ready; module docstring)."""
+    the GPU's throughput batch (JSON-ready; module docstring). The chip row must stop by a rule
+    the chip can evaluate (ON_CHIP_STOPS); `lower_bound`, a row stopped by the oracle, is
+    reported beside it as a labelled lower bound on the chip's energy."""
+    if chip.stop_rule not in ON_CHIP_STOPS:
+        raise AtomsparkError(
+            f"chip row of {name}: stop rule {chip.stop_rule!r} is not one the chip can evaluate "
+            f"({', '.join(ON_CHIP_STOPS)}): it is a lower bound, never a headline"
+        )
     out = {"workload": name, "chip": chip.to_dict(a.static_scope), "fits": chip.fits}
     out["gpu_variants"] = [
         {"precision": v.precision, "kernel": v.kernel, "reaches_accuracy": v.reaches_accuracy,
@@ -289,6 +308,15 @@ def compare_workload(
     out["ratio"] = out["throughput"]["ratio"]
     out["ratio_min"] = out["throughput"]["ratio_min"]
     out["ratio_max"] = out["throughput"]["ratio_max"]
+    if lower_bound is not None and lower_bound.fits:
+        out["oracle_lower_bound"] = {
+            "label": "chip stopped by an oracle that knows the answer: a lower bound on the "
+            "chip's energy, not a headline",
+            "stop_detail": lower_bound.stop_detail,
+            "steps_per_sample": lower_bound.steps,
+            "batch_1": _ratio(lower_bound, variants, hw, a, False),
+            "throughput": _ratio(lower_bound, variants, hw, a, True),
+        }
     return out
 
 
@@ -323,7 +351,8 @@ def format_results(results: dict[str, dict]) -> list[str]:
             continue
         lines.append(
             f"[chip vs gpu] {name}: {c['hardware']} {c['energy_uJ']:.4g} uJ, {c['latency_us']:.4g} us "
-            f"per sample on {c['cores']} cores ({c['took']}; static scope {c['static_scope']})"
+            f"per sample on {c['cores']} cores ({c['took']}; static scope {c['static_scope']}; "
+            f"stop: {c.get('stop_detail') or c.get('stop_rule', 'fixed steps')})"
         )
         for row in (g for g in r["gpu"] if g["role"].startswith("headline")):
             lines.append(
@@ -331,10 +360,12 @@ def format_results(results: dict[str, dict]) -> list[str]:
                 f"{row['kernel']} {row['launch_model']}: {row['energy_uJ']:.4g} uJ, "
                 f"{row['latency_us']:.4g} us latency ({row['bound']}-bound)"
             )
+        bound = r.get("oracle_lower_bound")
         for key, what in (("batch_1", "batch 1"), ("throughput", "throughput")):
             q = r[key]
+            oracle = f"; oracle stop, not a headline: {bound[key]:.3g}x" if bound else ""
             lines.append(
                 f"[chip vs gpu] {name}: GPU/chip energy at {what} {q['ratio']:.3g}x "
-                f"(range {q['ratio_min']:.3g}-{q['ratio_max']:.3g}x)"
+                f"(range {q['ratio_min']:.3g}-{q['ratio_max']:.3g}x{oracle})"
             )
     return lines

@@ -5,7 +5,11 @@ A core's use of each resource, for a placement of compartments (mapping/placemen
 compartments placed on it; synapses stored on it (given per compartment: incoming synapses plus
 any internal weights, e.g. an RSGN node's W_h copy); synaptic memory (synapses x bytes per
 synapse); fan-in axons (distinct source compartments that reach the core: one input axon each)
-and fan-out axons (distinct (source compartment, destination core) pairs leaving it).
+and fan-out axons (distinct (source compartment, destination core) pairs leaving it); and the
+core's memory as a whole, which holds the synapses, every compartment's state and both axon
+tables (Loihi 2's 192 KB per core are flexibly partitioned between them, so synapses alone may
+not take all of it). Every stored copy of a weight counts as a synapse (the layouts give the
+synapse counts, an internal transform's copy included).
 """
 
 from __future__ import annotations
@@ -16,13 +20,35 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.hardware import NeuromorphicHardware
 
-RESOURCES = ("compartments", "synapses", "synaptic_memory_bytes", "fan_in_axons", "fan_out_axons")
+RESOURCES = (
+    "compartments", "synapses", "synaptic_memory_bytes", "memory_bytes", "fan_in_axons",
+    "fan_out_axons",
+)  # fmt: skip
+# ESTIMATES (Intel publishes no per-entry sizes for Loihi 2): a compartment's state is two 32-bit
+# words (current and voltage; a graded-spike unit's state fits the same words); an axon table
+# entry (input or output) is one 32-bit word (destination core and axon index, or axon to
+# synapse-list pointer).
+STATE_BYTES_PER_COMPARTMENT = 8
+BYTES_PER_AXON_ENTRY = 4
+
+
+def core_memory(synapse_bytes: float, compartments: int, fan_in: int, fan_out: int) -> float:
+    """Bytes of a core's memory in use: synapses, compartment state and both axon tables."""
+    return (
+        float(synapse_bytes)
+        + compartments * STATE_BYTES_PER_COMPARTMENT
+        + (fan_in + fan_out) * BYTES_PER_AXON_ENTRY
+    )
+
 
 WHY = {
     "fan_in_axons": "every source compartment that reaches a core needs its own input axon there",
     "fan_out_axons": "every (source compartment, destination core) pair needs an output axon",
     "synapses": "the synapses of the core's compartments do not fit its synaptic memory",
     "synaptic_memory_bytes": "see synapses",
+    "memory_bytes": "synapses, compartment state and axon tables share the core's memory "
+    f"(state {STATE_BYTES_PER_COMPARTMENT} B per compartment and {BYTES_PER_AXON_ENTRY} B per "
+    "axon entry: estimates)",
     "compartments": "more compartments than a core holds",
 }
 
@@ -38,6 +64,7 @@ class CoreUse:
     synaptic_memory_bytes: float
     fan_in_axons: int
     fan_out_axons: int
+    memory_bytes: float = 0.0  # synapses + compartment state + axon tables (core_memory)
 
 
 def core_limits(hw: NeuromorphicHardware) -> dict:
@@ -47,6 +74,7 @@ def core_limits(hw: NeuromorphicHardware) -> dict:
         "compartments": lim.units_per_core,
         "synapses": lim.synapses_per_core,
         "synaptic_memory_bytes": float(lim.synaptic_memory_bytes_per_core),
+        "memory_bytes": float(lim.synaptic_memory_bytes_per_core),
         "fan_in_axons": lim.max_fan_in_axons_per_core,
         "fan_out_axons": lim.max_fan_out_axons_per_core,
         "cores_per_chip": lim.cores_per_chip,
@@ -83,6 +111,7 @@ def core_use(
             synaptic_memory_bytes=float(syn[c] * bps),
             fan_in_axons=int(fan_in[c]),
             fan_out_axons=int(fan_out[c]),
+            memory_bytes=core_memory(syn[c] * bps, int(comp[c]), int(fan_in[c]), int(fan_out[c])),
         )
         for c in range(n_cores)
     ]

@@ -16,6 +16,12 @@ MEASURED (by the torch path on the same samples, scenarios/compare/gpu_side.py):
   loop captured in a CUDA graph or run by one persistent kernel: no host launch, a device-side
   step overhead per iteration). Launches are asynchronous, so an iteration takes
   max(roofline time, overhead): tiny kernels leave the GPU launch-bound.
+* the convergence test is paid for (an algorithm with `convergence_test`, e.g. FISTA run to a
+  tolerance): each iteration adds a reduction over the codes (3 FLOPs and 4 bytes per code, in
+  the phase's `sample_bytes` and `flops` already) and the decision to stop: under "graph" one
+  more device-side step (a conditional node of the captured loop: one graph-step overhead), under
+  "per-iteration" and "per-op" a host read of the flag (a synchronisation, priced as one more
+  launch overhead: an estimate, the same order as a launch).
 * batches run until their slowest sample converges: batch 1 uses each sample's own iteration
   count (the mean over samples), a larger batch the largest measured count.
 * energy = power x time with a two-level power model: the board draws its idle power while held
@@ -79,6 +85,7 @@ class DenseAlgorithm:
     iterations_source: str
     precision: str = "fp32"
     kernel: str = "dense"  # "dense" or "sparse" (a gather over stored synapses)
+    convergence_test: bool = False  # stops on a tolerance it tests itself (module docstring)
 
     def iterations_per_sample(self) -> float:
         return float(sum(np.mean(p.iterations) for p in self.phases))
@@ -109,8 +116,11 @@ class GPUPrice:
         return out
 
 
-def _phase_step(ph: Phase, hw: DenseHardware, batch: int, precision: str, launches: str):
-    """(compute, memory, overhead) seconds of one iteration of `ph` for the batch."""
+def _phase_step(
+    ph: Phase, hw: DenseHardware, batch: int, precision: str, launches: str, test: bool = False
+):
+    """(compute, memory, overhead) seconds of one iteration of `ph` for the batch; `test`: the
+    iteration also decides whether to stop (module docstring)."""
     gemm = ph.flops * ph.gemm_fraction
     compute = batch * (gemm / hw.peak_flops[precision] + (ph.flops - gemm) / hw.peak_flops["fp32"])
     width = BYTES_PER_ELEMENT.get(precision, 4) / 4.0
@@ -122,6 +132,8 @@ def _phase_step(ph: Phase, hw: DenseHardware, batch: int, precision: str, launch
         "per-iteration": hw.launch_overhead_s,
         "graph": hw.graph_step_overhead_s,
     }[launches]
+    if test:
+        overhead += hw.graph_step_overhead_s if launches == "graph" else hw.launch_overhead_s
     return compute, memory, overhead
 
 
@@ -160,7 +172,9 @@ def price_algorithm(
     limits = {"launch": 0.0, "memory": 0.0, "compute": 0.0}
     for ph in alg.phases:
         n = ph.iterations_at(batch)
-        compute, memory, launch = _phase_step(ph, hw, batch, precision, launches)
+        compute, memory, launch = _phase_step(
+            ph, hw, batch, precision, launches, alg.convergence_test
+        )
         step = max(compute, memory, launch)
         total += n * step
         kernel += n * max(compute, memory)

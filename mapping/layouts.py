@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from atomspark.mapping.core_fit import CoreUse, core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.mapping.lava.rsgn_split import PERIOD
-from atomspark.mapping.placement import Placement, pack, unit_groups
+from atomspark.mapping.placement import Placement, pack_spread, unit_groups
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
@@ -70,6 +70,7 @@ class Fit:
     problems: list[str]
     tried: list[dict]
     split: object = None  # mapping/split_cores.SplitSearch of the split layout
+    candidates: tuple = ()  # every placement that fits, packed to spread (placement.pack_spread)
 
     def summary(self) -> dict:
         """JSON-ready: fits, cores, chips, layout, what it took, why others failed."""
@@ -291,10 +292,14 @@ def fit_graph(
             cmap = _BUILDERS[name](graph, hw, strategy, unit_events, positions)
             if name == "split":
                 placement, search = _split_fit(graph, hw)
+                placements = [placement]
             else:
-                placement = pack(
+                placements, spread = pack_spread(
                     cmap.groups, cmap.adjacency, cmap.synapses, hw, strategy, cmap.blocks
                 )
+                if not placements:
+                    raise AtomsparkError(spread[0])
+                placement = placements[0]
         except AtomsparkError as exc:
             tried.append({"layout": name, "fits": False, "problem": str(exc)})
             continue
@@ -302,6 +307,8 @@ def fit_graph(
         problems = over_limit(cores, hw)
         tried.append({"layout": name, "fits": not problems, "cores": len(cores)})
         if not problems:
-            return Fit(True, name, cmap.took, placement, cmap, cores, [], tried, search)
+            return Fit(
+                True, name, cmap.took, placement, cmap, cores, [], tried, search, tuple(placements)
+            )
     problems = [f"{t['layout']} layout: {t.get('problem', 'over a core limit')}" for t in tried]
     return Fit(False, None, "no layout fits", None, None, [], problems, tried)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from atomspark.mapping.core_fit import core_use, over_limit
+from atomspark.mapping.core_fit import core_memory, core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 
@@ -79,7 +79,8 @@ def place(
     max_chips: int | None = None,
     seed: int = 0,
 ) -> Placement:
-    """Assign every unit to one core within `hw`'s limits.
+    """Assign every unit to one core within `hw`'s limits (the most packed placement that keeps
+    them all, pack_spread).
 
     adjacency: (n, n) CSR, entry (i, j) != 0 when unit i sends to unit j. unit_events: traffic
     weight per unit (default 1). synapse_counts: synapses stored with each unit (default its
@@ -89,7 +90,10 @@ def place(
     groups, adj, synapses = unit_groups(
         adjacency, hw, strategy, unit_events, synapse_counts, positions, seed
     )
-    return pack(groups, adj, synapses, hw, strategy, max_chips=max_chips)
+    placements, problems = pack_spread(groups, adj, synapses, hw, strategy, max_chips=max_chips)
+    if not placements:
+        raise AtomsparkError(problems[0])
+    return placements[0]
 
 
 def unit_groups(
@@ -139,10 +143,13 @@ def pack(
     strategy: str,
     blocks: np.ndarray | None = None,
     max_chips: int | None = None,
+    units_cap: int | None = None,
 ) -> Placement:
     """Pack `groups` (in order) onto cores; `blocks[u]` names the block of unit u (units of one
-    block share a core; default: every unit its own block). The result is checked against
-    core_fit: AtomsparkError names the first broken limit and by how much."""
+    block share a core; default: every unit its own block); `units_cap`: at most this many units
+    per core (spreads the network over more cores; a block larger than the cap gets a core of its
+    own). The result is checked against core_fit: AtomsparkError names the first broken limit and
+    by how much."""
     adj = _check_adjacency(adjacency)
     n = adj.shape[0]
     synapses = np.asarray(synapses, dtype=float)
@@ -151,7 +158,7 @@ def pack(
         "max_chips", hw.limits.chips_per_board if max_chips is None else max_chips, 1
     )
     _check_blocks_fit(adj, synapses, block_of, hw)
-    unit_core = _pack(groups, adj, synapses, hw, n, block_of)
+    unit_core = _pack(groups, adj, synapses, hw, n, block_of, units_cap)
     n_cores = int(unit_core.max()) + 1 if n else 0
     cpc = hw.limits.cores_per_chip
     n_chips = -(-n_cores // cpc)
@@ -165,6 +172,45 @@ def pack(
     if problems:
         raise AtomsparkError(f"network does not fit: {problems[0]}")
     return placement
+
+
+def spread_caps(n_units: int, block_size: int, hw: NeuromorphicHardware) -> list[int]:
+    """Units-per-core caps from packed to spread: the core's own limit, then halving down to one
+    block per core (each cap a candidate placement of the same network on more cores)."""
+    cap = min(hw.limits.units_per_core, max(int(n_units), 1))
+    caps = [hw.limits.units_per_core]
+    while cap > block_size:
+        cap = max(block_size, cap // 2)
+        caps.append(cap)
+    return caps
+
+
+def pack_spread(
+    groups: list[np.ndarray],
+    adjacency: sp.spmatrix,
+    synapses: np.ndarray,
+    hw: NeuromorphicHardware,
+    strategy: str,
+    blocks: np.ndarray | None = None,
+    max_chips: int | None = None,
+) -> tuple[list[Placement], list[str]]:
+    """Every distinct placement from packed to spread (spread_caps) that keeps all per-core
+    limits, most packed first, and why the others did not fit: a network that breaks a limit
+    packed (e.g. too many output axons on one core) is spread over more cores, not refused."""
+    n = adjacency.shape[0]
+    block_of = np.arange(n) if blocks is None else np.asarray(blocks, dtype=np.int64)
+    block_size = int(np.bincount(block_of).max()) if n else 1
+    placements, problems, seen = [], [], set()
+    for cap in spread_caps(n, block_size, hw):
+        try:
+            placement = pack(groups, adjacency, synapses, hw, strategy, blocks, max_chips, cap)
+        except AtomsparkError as exc:
+            problems.append(str(exc))
+            continue
+        if placement.n_cores not in seen:
+            seen.add(placement.n_cores)
+            placements.append(placement)
+    return placements, problems
 
 
 def routes(adjacency: sp.spmatrix, placement: Placement, hw: NeuromorphicHardware) -> Routes:
@@ -285,11 +331,21 @@ def _check_blocks_fit(
 
 
 def _pack(
-    groups: list[np.ndarray], adj: sp.csr_matrix, synapses, hw, n: int, block_of: np.ndarray
+    groups: list[np.ndarray],
+    adj: sp.csr_matrix,
+    synapses,
+    hw,
+    n: int,
+    block_of: np.ndarray,
+    units_cap: int | None = None,
 ) -> np.ndarray:
     """Fill cores in order, keeping each group on one core when it fits there or on a fresh one;
-    a group too big for any core is split between its blocks."""
+    a group too big for any core is split between its blocks. A core's memory holds its
+    synapses, its compartments' state and its input axons' table entries (core_fit.py); output
+    axons are checked after packing (their count depends on where the targets land)."""
     lim = hw.limits
+    max_units = lim.units_per_core if units_cap is None else min(units_cap, lim.units_per_core)
+    bps = lim.bytes_per_synapse
     csc = adj.tocsc()
     csc.sum_duplicates()
     unit_core = np.full(n, -1, dtype=np.int64)
@@ -307,10 +363,16 @@ def _pack(
 
     def fits(units: np.ndarray, n_axons: int, empty: bool = False) -> bool:
         base = (0, 0.0, 0) if empty else (state["units"], state["synapses"], state["axons"])
+        n_units, syn, axons = (
+            base[0] + units.size,
+            base[1] + float(synapses[units].sum()),
+            base[2] + n_axons,
+        )
         return (
-            base[0] + units.size <= lim.units_per_core
-            and base[1] + float(synapses[units].sum()) <= lim.synapses_per_core
-            and base[2] + n_axons <= lim.max_fan_in_axons_per_core
+            n_units <= max_units
+            and syn <= lim.synapses_per_core
+            and axons <= lim.max_fan_in_axons_per_core
+            and core_memory(syn * bps, n_units, axons, 0) <= lim.synaptic_memory_bytes_per_core
         )
 
     def open_core() -> None:

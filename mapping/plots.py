@@ -31,7 +31,7 @@ def _save(fig, path: str | os.PathLike) -> None:
 def energy_unit(values) -> tuple[str, float]:
     """("uJ", 1e6)-style unit and factor for energies in J, chosen from the median value so that
     every panel of a figure shows one unit."""
-    positive = [v for v in np.ravel(values) if v > 0]
+    positive = [v for v in np.ravel(np.asarray(values, dtype=object)) if v is not None and v > 0]
     typical = float(np.median(positive)) if positive else 1.0
     for unit, scale in (("pJ", 1e12), ("nJ", 1e9), ("uJ", 1e6), ("mJ", 1e3)):
         if typical * scale < 1e3:

@@ -5,8 +5,9 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from atomspark.mapping.core_fit import core_memory, core_use, over_limit
 from atomspark.mapping.hardware import load_hardware
-from atomspark.mapping.placement import place, traffic
+from atomspark.mapping.placement import pack, pack_spread, place, traffic
 from atomspark.sim.core import AtomsparkError
 
 
@@ -102,14 +103,21 @@ def test_fan_in_error_names_limit():
         place(adj, small_hw(fan_in=10), "sequential")
 
 
-def test_synaptic_memory_limits_units_per_core():
+def test_core_memory_limits_units_per_core():
+    """Synapses, compartment state and axon tables share a core's memory (core_fit.py)."""
     adj, _ = clustered_graph()
     indeg = np.diff(adj.tocsc().indptr)
-    hw = small_hw(memory=2 * 20)  # 2 B/synapse -> 20 synapses per core
+    hw = small_hw(memory=400)  # 2 B/synapse
     syn = np.minimum(indeg, 20)
     pl = place(adj, hw, "sequential", synapse_counts=syn)
-    per_core = np.bincount(pl.unit_core, weights=syn)
-    assert per_core.max() <= 20
+    cores = core_use(pl.unit_core, adj, syn, hw)
+    assert max(c.memory_bytes for c in cores) <= 400
+    # synapses alone would have allowed more per core: state and axon tables took the rest
+    assert max(c.synaptic_memory_bytes for c in cores) < 400 - 8 * max(c.compartments for c in cores)
+    for c in cores:
+        assert c.memory_bytes == core_memory(
+            c.synaptic_memory_bytes, c.compartments, c.fan_in_axons, c.fan_out_axons
+        )
 
 
 def test_unknown_strategy_and_missing_positions():
@@ -118,3 +126,28 @@ def test_unknown_strategy_and_missing_positions():
         place(adj, small_hw(), "magic")
     with pytest.raises(AtomsparkError, match="needs unit positions"):
         place(adj, small_hw(), "locality")
+
+
+def test_a_network_needing_more_output_axons_is_spread_not_refused():
+    """Planted: a ring where every unit sends to its next 24 units. Packed 64 to a core, a core
+    needs ~88 output axons against a limit of 40; spread over more cores it keeps every limit."""
+    n, k = 256, 24
+    rows = np.repeat(np.arange(n), k)
+    cols = (rows + np.tile(np.arange(1, k + 1), n)) % n
+    adj = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    hw = small_hw(units_per_core=64, cores_per_chip=32)
+    hw = dataclasses.replace(
+        hw, limits=dataclasses.replace(hw.limits, max_fan_out_axons_per_core=40)
+    )
+    groups = [np.arange(n)]
+    with pytest.raises(AtomsparkError, match="fan_out_axons"):
+        pack(groups, adj, np.full(n, float(k)), hw, "sequential")
+    placements, problems = pack_spread(groups, adj, np.full(n, float(k)), hw, "sequential")
+    assert placements and any("fan_out_axons" in p for p in problems)
+    pl = place(adj, hw, "sequential")
+    assert pl.n_cores == placements[0].n_cores > n // 64
+    assert max(c.fan_out_axons for c in core_use(pl.unit_core, adj, np.full(n, k), hw)) <= 40
+    # every fitting placement, packed to spread, keeps the limits
+    assert [p.n_cores for p in placements] == sorted(p.n_cores for p in placements)
+    for p in placements:
+        assert not over_limit(core_use(p.unit_core, adj, np.full(n, k), hw), hw)

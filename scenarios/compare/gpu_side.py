@@ -168,6 +168,7 @@ def vn_algorithm(model: VNModel, matched: MatchedSettle) -> DenseAlgorithm:
             f"loosest tolerance within the chip's max relative code error "
             f"{matched.target_rel_error:.2g} (torch: {matched.max_rel_error:.2g})"
         ),
+        convergence_test=True,
     )
 
 

@@ -50,12 +50,16 @@ def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> 
     unit, scale = energy_unit(
         [b["energy_per_sample_j"] for b in _priced(report).values()]
         + [r["energy_per_sample_j"] for r in report.get("cutoff_sweep") or []]
-    )
+    )  # a cutoff whose run does not fit the chip has no energy (None) and no point
     for name, b in _priced(report).items():
         if b.get(metric) is None:
             continue
         ax.scatter(b["energy_per_sample_j"] * scale, b[metric], s=60, label=_label(name, b, report))
-    sweep = [r for r in report.get("cutoff_sweep", []) if r.get(metric) is not None]
+    sweep = [
+        r
+        for r in report.get("cutoff_sweep", [])
+        if r.get(metric) is not None and r.get("energy_per_sample_j") is not None
+    ]
     if sweep:
         e = [r["energy_per_sample_j"] * scale for r in sweep]
         ax.plot(e, [r[metric] for r in sweep], "k.--", label="engine, event cutoff sweep")

@@ -17,7 +17,14 @@ from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
-from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR, chip_row, truncate, vn_stops
+from atomspark.scenarios.compare.chip_rows import (
+    HEADLINE_STOP,
+    ORACLE_STOP,
+    SETTLED_REL_ERROR,
+    chip_row,
+    truncate,
+    vn_stops,
+)
 from atomspark.scenarios.compare.gpu_variants import (
     rsgn_fp32_decisions,
     rsgn_gpu_variants,
@@ -199,10 +206,10 @@ def run_demo(
         fp32 = rsgn_fp32_decisions(params, cfg, tokens)
         agreement = float(np.mean(np.asarray(run.outputs).argmax(1) == fp32))
         variants = rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
-        workloads[f"RSGN {mode}"] = (chip, variants)
+        workloads[f"RSGN {mode}"] = (chip, variants, None)
     results = {
-        name: compare_workload(name, chip, variants, gpu_hw, assumptions)
-        for name, (chip, variants) in workloads.items()
+        name: compare_workload(name, chip, variants, gpu_hw, assumptions, lower_bound=bound)
+        for name, (chip, variants, bound) in workloads.items()
     }
     for line in format_results(results):
         log(line)
@@ -217,7 +224,7 @@ def run_demo(
         "VN settle on the event engine (one sample)",
         variant=(f"send-on-delta {SEND_ON_DELTA:g}", _first_sample(vn_delta_profile, VN_STEPS)),
     )
-    plot_costs({n: c.report for n, (c, _) in workloads.items()}, out / "costs.png")
+    plot_costs({n: c.report for n, (c, _, _) in workloads.items()}, out / "costs.png")
     plot_ratios(results, out / "chip_vs_gpu.png")
     plot_tornado(results, out / "tornado.png")
     log(wrote_line(out))
@@ -225,22 +232,30 @@ def run_demo(
 
 
 def _vn_workloads(vn_gpu: dict, chip_hw, vn: dict, log: Callable[[str], None]) -> dict:
-    """Each VN variant stopped at its accuracy target on the chip (scenarios/compare/chip_rows),
-    against the GPU's settle to the accuracy the chip reached."""
+    """Each VN variant on the chip with a step budget chosen on held-out samples
+    (scenarios/compare/chip_rows), against the GPU's settle to the accuracy the chip reached;
+    the oracle stop beside it as a labelled lower bound."""
     out = {}
     for name, runs in vn_gpu["runs"].items():
         log(pricing_line(name))
-        stops, codes = vn_stops(
-            runs.traces, vn_gpu["record"], vn_gpu["reference"], SETTLED_REL_ERROR
-        )
-        prof = concat_profiles([truncate(p, s) for p, s in zip(runs.profiles, stops)])
-        chip = chip_row(vn_gpu["graph"], prof, chip_hw, len(stops))
-        variants = vn_gpu_variants(vn_gpu["model"], vn_gpu["x"], vn_gpu["reference"], codes)
+        rows = {}
+        for rule in (HEADLINE_STOP, ORACLE_STOP):
+            stop = vn_stops(
+                runs.traces, vn_gpu["record"], vn_gpu["reference"], SETTLED_REL_ERROR, rule
+            )
+            prof = concat_profiles([truncate(p, s) for p, s in zip(runs.profiles, stop.steps)])
+            rows[rule] = (
+                chip_row(vn_gpu["graph"], prof, chip_hw, len(stop.steps), None, rule, stop.detail),
+                stop,
+            )
+        chip, stop = rows[HEADLINE_STOP]
+        variants = vn_gpu_variants(vn_gpu["model"], vn_gpu["x"], vn_gpu["reference"], stop.codes)
         vn.setdefault("chip_stop_steps", {})[name] = {
-            "target_rel_error": SETTLED_REL_ERROR, "budget": VN_STEPS, "per_sample": stops,
-            "mean": float(np.mean(stops)),
+            "rule": stop.rule, "target_rel_error": SETTLED_REL_ERROR, "budget": VN_STEPS,
+            "per_sample": stop.steps, "mean": float(np.mean(stop.steps)),
+            "oracle_per_sample": rows[ORACLE_STOP][1].steps,
         }  # fmt: skip
-        out[name] = (chip, variants)
+        out[name] = (chip, variants, rows[ORACLE_STOP][0])
     return out
 
 
