@@ -1,22 +1,31 @@
-"""Chip vs GPU energy per sample: a headline ratio and its range over the documented assumptions.
+"""Chip vs GPU per sample, energy and time side by side: a headline ratio and its range of
+best practice, and a separate table of how not to run it.
 
-Inputs: the chip row of a workload (priced on a layout that fits, mapping/layouts.py; energy
-split into dynamic and static so that the static scope and the estimated constants can change)
-and the GPU's own algorithm at every precision and kernel that reaches the chip's accuracy
-(scenarios/gpu_side.py). Ratios are GPU energy / chip energy per sample (> 1: the chip uses less).
+Inputs: the chip row of a workload (stopped by a rule the chip can evaluate, priced on every
+placement that fits, packed to spread, energy split into dynamic and static so that the static
+scope and the estimated constants can change) and the GPU's own algorithm at every precision and
+kernel, each checked against the chip's accuracy (scenarios/compare/gpu_variants.py). Ratios are
+GPU / chip (> 1: the chip uses less energy, or takes less time).
 
-Headline (the GPU at its best, the same static scope on both sides): whole devices held for the
-workload's time ("device"), the graph-captured launch model, the cheapest precision and kernel
-(dense or sparse gather) that reach the chip's accuracy, every constant at its file value; at
-batch 1 (latency: one sample on each device) and at throughput (the GPU at its throughput-optimal
-batch; the chip holding as many copies of the network as its cores allow, each sample in its own
-copy, so a held chip's static power is shared by those samples).
+Regimes, one definition each: "batch 1" is one sample alone on each device (latency); at
+"throughput" each device is kept full, the GPU at its throughput-optimal batch and the chip
+holding as many copies of the network as its cores allow (a held chip's static power is shared
+by the samples in flight); time per sample is then a batch's time / its size on the GPU and a
+copy's time / copies on the chip (1 / samples per second of one device).
 
-Range: the lowest and highest ratio over every combination of the alternatives (static scope,
-launch model, passing precision, kernel, and each estimated constant in SCALED at half and double
-the headline's value). Tornado: each alternative moved alone from the headline. A user who
-disagrees with an assumption sets it (Assumptions; `--static-scope`, `--launch-model`,
-`--precision`, `--kernel`, `--assume NAME=SCALE`, or a hardware JSON file of their own).
+Headline (the GPU at its best, the same static scope on both sides): whole devices held
+("device"), graph-captured launches, the cheapest precision and kernel that reach the chip's
+accuracy, the chip on the placement optimal for the regime's objective (energy per sample at
+batch 1; energy per sample at throughput), every constant at its file value.
+
+Range (best practice): the lowest and highest ratio over the estimated constants in SCALED at
+half and double the headline's value and the legitimate choices: static scope, graph or
+per-iteration launches, the placement objective (energy- or latency-optimal), the GPU always on
+its cheapest passing precision and kernel. A choice the user fixes (`--static-scope`,
+`--launch-model`, `--precision`, `--kernel`, `--placement`) is fixed in the range too.
+Strawmen stay out of it, in `how_not_to_run_it`: eager per-op launches, a passing precision or
+kernel slower than another passing one, a precision that does not reach the chip's accuracy.
+Tornado: each alternative moved alone from the headline.
 """
 
 from __future__ import annotations
@@ -44,10 +53,12 @@ SCALED = {
     "chip_static_power": "chip static power (estimate from Loihi 1 system power)",
     "chip_op_energy": "chip per-operation energies (estimates from Loihi 1)",
 }
-CHOICES = ("static_scope", "launch_model", "precision", "kernel")
+CHOICES = ("static_scope", "launch_model", "precision", "kernel", "placement")
+BEST_PRACTICE_LAUNCHES = ("graph", "per-iteration")  # per-op (eager) is a strawman
 # stopping rules a chip can evaluate itself (scenarios/compare/chip_rows.py); any other stop
 # (the oracle, which knows the converged answer) is a labelled lower bound, never a headline
 ON_CHIP_STOPS = ("held-out budget", "fixed steps", "quiescence")
+PLACEMENT_OBJECTIVES = ("energy", "latency")
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,28 @@ class ChipRow:
     copies_per_chip: int = 1  # copies of the network one chip holds side by side
     stop_rule: str = "fixed steps"  # how each sample's run stops (ON_CHIP_STOPS, or a bound)
     stop_detail: str = ""
+    # the same run priced on every placement that fits, packed to spread (each a ChipRow of its
+    # own, `placements` empty); empty: this row is the only placement
+    placements: tuple = field(default=(), repr=False, compare=False)
+
+    def options(self) -> tuple:
+        return self.placements or (self,)
+
+    def choose(
+        self, objective: str, scope: str, static_scale=1.0, op_scale=1.0, throughput=False
+    ) -> ChipRow:
+        """The placement optimal for `objective` ("energy": energy per sample in this regime
+        and scope; "latency": time per sample)."""
+        if objective not in PLACEMENT_OBJECTIVES:
+            raise AtomsparkError(
+                f"placement objective: choose one of {', '.join(PLACEMENT_OBJECTIVES)}"
+            )
+        if objective == "latency":
+            return min(self.options(), key=lambda r: (r.latency_s, r.cores))
+        return min(
+            self.options(),
+            key=lambda r: (r.energy(scope, static_scale, op_scale, throughput), r.cores),
+        )
 
     def energy(
         self, scope: str, static_scale: float = 1.0, op_scale: float = 1.0, throughput=False
@@ -78,6 +111,10 @@ class ChipRow:
         if throughput and scope == "device":
             static = static / self.copies_per_chip
         return self.dynamic_j * op_scale + static * static_scale
+
+    def time_per_sample(self, throughput: bool = False) -> float:
+        """Latency at batch 1; at throughput a copy's latency / the copies running side by side."""
+        return self.latency_s / (self.copies_per_chip if throughput else 1)
 
     def to_dict(self, scope: str) -> dict:
         return {
@@ -126,6 +163,8 @@ class Assumptions:
     precision: str | None = None
     kernel: str | None = None
     scales: dict = field(default_factory=dict)
+    placement: str = "energy"  # the chip's placement objective (PLACEMENT_OBJECTIVES)
+    fixed: tuple = ()  # choices (CHOICES) the user fixed: the range keeps them fixed too
 
     def scale(self, name: str) -> float:
         return float(self.scales.get(name, 1.0))
@@ -154,9 +193,17 @@ def _gpu_price(v: GPUVariant, hw: DenseHardware, a: Assumptions, throughput: boo
 
 
 def _chip_energy(chip: ChipRow, a: Assumptions, throughput: bool) -> float:
-    return chip.energy(
+    return _chosen(chip, a, throughput).energy(
         a.static_scope, a.scale("chip_static_power"), a.scale("chip_op_energy"), throughput
     )
+
+
+def _chosen(chip: ChipRow, a: Assumptions, throughput: bool) -> ChipRow:
+    """The chip's placement optimal for the assumptions' objective in this regime."""
+    return chip.choose(
+        a.placement, a.static_scope, a.scale("chip_static_power"), a.scale("chip_op_energy"),
+        throughput,
+    )  # fmt: skip
 
 
 def _passing(variants: list[GPUVariant], a: Assumptions) -> list[GPUVariant]:
@@ -178,10 +225,16 @@ def _passing(variants: list[GPUVariant], a: Assumptions) -> list[GPUVariant]:
 
 
 def best_variant(
-    variants: list[GPUVariant], hw: DenseHardware, a: Assumptions, throughput: bool
+    variants: list[GPUVariant],
+    hw: DenseHardware,
+    a: Assumptions,
+    throughput: bool,
+    require_pass: bool = True,
 ) -> tuple[GPUVariant, GPUPrice]:
-    """The cheapest passing variant (energy per sample) under the assumptions."""
-    priced = [(v, _gpu_price(v, hw, a, throughput)) for v in _passing(variants, a)]
+    """The cheapest passing variant (energy per sample) under the assumptions (`require_pass`
+    False: any of `variants`, for the how-not-to-run-it table)."""
+    pool = _passing(variants, a) if require_pass else variants
+    priced = [(v, _gpu_price(v, hw, a, throughput)) for v in pool]
     return min(priced, key=lambda vp: vp[1].energy_j)
 
 
@@ -190,15 +243,21 @@ def _ratio(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> flo
     return price.energy_j / max(_chip_energy(chip, a, throughput), 1e-300)
 
 
-def _alternatives(variants: list[GPUVariant]) -> dict[str, tuple]:
-    passing = [v for v in variants if v.reaches_accuracy]
-    return {
+def _alternatives(a: Assumptions) -> dict[str, tuple]:
+    """The range's alternatives (module docstring): best-practice choices, unless fixed, and each
+    estimated constant at half and double. Precision and kernel are the cheapest passing ones
+    (None) unless the user fixed them."""
+    choices = {
         "static_scope": STATIC_SCOPES,
-        "launch_model": LAUNCH_MODELS,
-        "precision": tuple(dict.fromkeys(v.precision for v in passing)),
-        "kernel": tuple(dict.fromkeys(v.kernel for v in passing)),
-        **{name: SCALES for name in SCALED},
+        "launch_model": BEST_PRACTICE_LAUNCHES,
+        "precision": (None,),
+        "kernel": (None,),
+        "placement": PLACEMENT_OBJECTIVES,
     }
+    for name in CHOICES:
+        if name in a.fixed or name in ("precision", "kernel"):
+            choices[name] = (getattr(a, name),)
+    return {**choices, **{name: SCALES for name in SCALED}}
 
 
 def _with(a: Assumptions, name: str, value) -> Assumptions:
@@ -208,47 +267,77 @@ def _with(a: Assumptions, name: str, value) -> Assumptions:
     return replace(a, **{name: value})
 
 
-def ratio_range(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> tuple:
-    """(lowest, highest) ratio over every combination of the alternatives (module docstring)."""
-    alts = _alternatives(variants)
+def _combinations(a: Assumptions):
+    alts = _alternatives(a)
     names = list(alts)
-    valid = {(v.precision, v.kernel) for v in variants if v.reaches_accuracy}
-    gpu_scaled = ("gpu_idle_power", "gpu_busy_power", "gpu_launch_overhead")
-    lo, hi, cache = np.inf, -np.inf, {}
     for combo in itertools.product(*(alts[n] for n in names)):
         vals = dict(zip(names, combo))
-        if (vals["precision"], vals["kernel"]) not in valid:
-            continue
         scales = {n: a.scale(n) * vals[n] for n in SCALED}
-        key = tuple(vals[n] for n in CHOICES) + tuple(scales[n] for n in gpu_scaled)
+        yield replace(a, **{n: vals[n] for n in CHOICES}, scales=scales)
+
+
+def ratio_range(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> dict:
+    """Lowest and highest energy and time ratios over the best-practice range (module
+    docstring): {"energy": (lo, hi), "time": (lo, hi)}."""
+    gpu_scaled = ("gpu_idle_power", "gpu_busy_power", "gpu_launch_overhead")
+    lo, hi, cache = {"energy": np.inf, "time": np.inf}, {"energy": -np.inf, "time": -np.inf}, {}
+    for trial in _combinations(a):
+        key = tuple(getattr(trial, n) for n in CHOICES if n != "placement") + tuple(
+            trial.scale(n) for n in gpu_scaled
+        )
         if key not in cache:
-            trial = Assumptions(*(vals[n] for n in CHOICES), scales=scales)
-            cache[key] = best_variant(variants, hw, trial, throughput)[1].energy_j
-        chip_j = chip.energy(
-            vals["static_scope"], scales["chip_static_power"], scales["chip_op_energy"],
-            throughput,
-        )  # fmt: skip
-        ratio = cache[key] / max(chip_j, 1e-300)
-        lo, hi = min(lo, ratio), max(hi, ratio)
-    return float(lo), float(hi)
+            cache[key] = best_variant(variants, hw, trial, throughput)[1]
+        price, mine = cache[key], _chosen(chip, trial, throughput)
+        ratios = {
+            "energy": price.energy_j / max(_chip_energy(chip, trial, throughput), 1e-300),
+            "time": price.time_s / max(mine.time_per_sample(throughput), 1e-300),
+        }
+        for k, v in ratios.items():
+            lo[k], hi[k] = min(lo[k], v), max(hi[k], v)
+    return {k: (float(lo[k]), float(hi[k])) for k in lo}
 
 
 def tornado(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> list[dict]:
-    """Each alternative moved alone from the headline: its ratios, widest swing first."""
+    """Each alternative of the range moved alone from the headline: its energy ratios, widest
+    swing first."""
     base = _ratio(chip, variants, hw, a, throughput)
     bars = []
-    for name, values in _alternatives(variants).items():
-        ratios = {}
-        for value in values:
-            trial = _with(a, name, value)
-            try:
-                ratios[_label(name, value)] = _ratio(chip, variants, hw, trial, throughput)
-            except AtomsparkError:
-                continue  # this precision / kernel does not reach the accuracy
+    for name, values in _alternatives(a).items():
+        if len(values) < 2:
+            continue
+        ratios = {_label(name, v): _ratio(chip, variants, hw, _with(a, name, v), throughput)
+                  for v in values}  # fmt: skip
         lo, hi = min(ratios.values()), max(ratios.values())
         bars.append({"assumption": name, "label": _title(name), "ratios": ratios,
                      "low": lo, "high": hi, "headline": base})  # fmt: skip
     return sorted(bars, key=lambda b: b["high"] / b["low"], reverse=True)
+
+
+def how_not_to_run_it(chip: ChipRow, variants, hw, a: Assumptions) -> list[dict]:
+    """The strawmen kept out of the range (module docstring), each priced with the headline's
+    other assumptions: its energy ratios at batch 1 and at throughput."""
+    rows = []
+
+    def add(what: str, trial: Assumptions, only: list[GPUVariant] | None = None) -> None:
+        row = {"what": what}
+        for key, throughput in (("batch_1", False), ("throughput", True)):
+            pool = only or variants
+            _, price = best_variant(pool, hw, trial, throughput, require_pass=only is None)
+            row[key] = price.energy_j / max(_chip_energy(chip, trial, throughput), 1e-300)
+        rows.append(row)
+
+    if a.launch_model != "per-op":
+        add("eager launches, one per tensor op", replace(a, launch_model="per-op"))
+    best = {k: best_variant(variants, hw, a, k == "throughput")[0] for k in ("b1", "throughput")}
+    for v in variants:
+        if any(v is b for b in best.values()):
+            continue
+        what = (
+            f"{v.precision} {v.kernel}: " + ("slower than the cheapest passing variant"
+            if v.reaches_accuracy else "does not reach the chip's accuracy")
+        )  # fmt: skip
+        add(what, replace(a, precision=v.precision, kernel=v.kernel), [v])
+    return rows
 
 
 def _title(name: str) -> str:
@@ -276,7 +365,15 @@ def compare_workload(
             f"chip row of {name}: stop rule {chip.stop_rule!r} is not one the chip can evaluate "
             f"({', '.join(ON_CHIP_STOPS)}): it is a lower bound, never a headline"
         )
-    out = {"workload": name, "chip": chip.to_dict(a.static_scope), "fits": chip.fits}
+    head = {False: _chosen(chip, a, False), True: _chosen(chip, a, True)} if chip.fits else {}
+    out = {
+        "workload": name,
+        "chip": (head[False] if chip.fits else chip).to_dict(a.static_scope),
+        "fits": chip.fits,
+    }
+    if chip.fits:
+        out["chip"]["placements"] = [r.to_dict(a.static_scope) for r in chip.options()]
+        out["chip"]["placement_choice"] = _placement_choice(chip, a)
     out["gpu_variants"] = [
         {"precision": v.precision, "kernel": v.kernel, "reaches_accuracy": v.reaches_accuracy,
          "accuracy": v.accuracy, "algorithm": v.algorithm.name,
@@ -293,21 +390,37 @@ def compare_workload(
                 alt = _gpu_price(v, hw, replace(a, launch_model=launches), throughput)
                 rows.append(_gpu_row(alt, "launch-model alternative"))
     out["gpu"] = rows
-    out["headline"] = {**asdict(a), "precision": rows[0]["precision"], "kernel": rows[0]["kernel"]}
+    out["headline"] = {
+        **asdict(a), "fixed": list(a.fixed), "precision": rows[0]["precision"],
+        "kernel": rows[0]["kernel"],
+        "objective": "energy per sample at batch 1; energy per sample at throughput",
+    }  # fmt: skip
     if not chip.fits:
-        out.update(ratio=None, ratio_min=None, ratio_max=None, batch_1=None, tornado=None)
+        out.update(ratio=None, ratio_min=None, ratio_max=None, batch_1=None, throughput=None,
+                   tornado=None)  # fmt: skip
         return out
     for key, throughput in (("throughput", True), ("batch_1", False)):
-        lo, hi = ratio_range(chip, variants, hw, a, throughput)
+        span = ratio_range(chip, variants, hw, a, throughput)
+        _, price = best_variant(variants, hw, a, throughput)
+        mine = head[throughput]
         out[key] = {
             "ratio": _ratio(chip, variants, hw, a, throughput),
-            "ratio_min": lo,
-            "ratio_max": hi,
+            "ratio_min": span["energy"][0],
+            "ratio_max": span["energy"][1],
+            "time_ratio": price.time_s / max(mine.time_per_sample(throughput), 1e-300),
+            "time_ratio_min": span["time"][0],
+            "time_ratio_max": span["time"][1],
+            "chip_cores": mine.cores,
+            "chip_energy_uJ": _chip_energy(chip, a, throughput) * 1e6,
+            "chip_time_per_sample_us": mine.time_per_sample(throughput) * 1e6,
+            "gpu_energy_uJ": price.energy_j * 1e6,
+            "gpu_time_per_sample_us": price.time_s * 1e6,
             "tornado": tornado(chip, variants, hw, a, throughput),
         }
     out["ratio"] = out["throughput"]["ratio"]
     out["ratio_min"] = out["throughput"]["ratio_min"]
     out["ratio_max"] = out["throughput"]["ratio_max"]
+    out["how_not_to_run_it"] = how_not_to_run_it(chip, variants, hw, a)
     if lower_bound is not None and lower_bound.fits:
         out["oracle_lower_bound"] = {
             "label": "chip stopped by an oracle that knows the answer: a lower bound on the "
@@ -317,6 +430,20 @@ def compare_workload(
             "batch_1": _ratio(lower_bound, variants, hw, a, False),
             "throughput": _ratio(lower_bound, variants, hw, a, True),
         }
+    return out
+
+
+def _placement_choice(chip: ChipRow, a: Assumptions) -> dict:
+    """Cores of the energy- and latency-optimal placements at batch 1 and at throughput."""
+    out = {}
+    for objective in PLACEMENT_OBJECTIVES:
+        for key, throughput in (("batch_1", False), ("throughput", True)):
+            r = _chosen(chip, replace(a, placement=objective), throughput)
+            out[f"{objective}-optimal, {key}"] = {
+                "cores": r.cores,
+                "energy_uJ": r.energy(a.static_scope, throughput=throughput) * 1e6,
+                "time_per_sample_us": r.time_per_sample(throughput) * 1e6,
+            }
     return out
 
 
@@ -349,9 +476,12 @@ def format_results(results: dict[str, dict]) -> list[str]:
         if not r["fits"]:
             lines.append(f"[chip vs gpu] {name}: {c['hardware']} {c['took']}; no ratio")
             continue
+        cores = sorted({p["cores"] for p in c.get("placements") or [c]})
+        spread = f"{cores[0]}-{cores[-1]}" if len(cores) > 1 else f"{cores[0]}"
         lines.append(
             f"[chip vs gpu] {name}: {c['hardware']} {c['energy_uJ']:.4g} uJ, {c['latency_us']:.4g} us "
-            f"per sample on {c['cores']} cores ({c['took']}; static scope {c['static_scope']}; "
+            f"per sample on {c['cores']} cores, the energy-optimal of {len(cores)} placement(s) on "
+            f"{spread} cores ({c['took']}; static scope {c['static_scope']}; "
             f"stop: {c.get('stop_detail') or c.get('stop_rule', 'fixed steps')})"
         )
         for row in (g for g in r["gpu"] if g["role"].startswith("headline")):
@@ -365,7 +495,9 @@ def format_results(results: dict[str, dict]) -> list[str]:
             q = r[key]
             oracle = f"; oracle stop, not a headline: {bound[key]:.3g}x" if bound else ""
             lines.append(
-                f"[chip vs gpu] {name}: GPU/chip energy at {what} {q['ratio']:.3g}x "
-                f"(range {q['ratio_min']:.3g}-{q['ratio_max']:.3g}x{oracle})"
+                f"[chip vs gpu] {name}: GPU/chip at {what} (chip on {q['chip_cores']} cores): "
+                f"energy {q['ratio']:.3g}x (range {q['ratio_min']:.3g}-{q['ratio_max']:.3g}x), "
+                f"time {q['time_ratio']:.3g}x (range {q['time_ratio_min']:.3g}-"
+                f"{q['time_ratio_max']:.3g}x){oracle}"
             )
     return lines

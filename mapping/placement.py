@@ -90,7 +90,9 @@ def place(
     groups, adj, synapses = unit_groups(
         adjacency, hw, strategy, unit_events, synapse_counts, positions, seed
     )
-    placements, problems = pack_spread(groups, adj, synapses, hw, strategy, max_chips=max_chips)
+    placements, problems = pack_spread(
+        groups, adj, synapses, hw, strategy, max_chips=max_chips, first_only=True
+    )
     if not placements:
         raise AtomsparkError(problems[0])
     return placements[0]
@@ -144,12 +146,15 @@ def pack(
     blocks: np.ndarray | None = None,
     max_chips: int | None = None,
     units_cap: int | None = None,
+    squeeze: float = 1.0,
 ) -> Placement:
     """Pack `groups` (in order) onto cores; `blocks[u]` names the block of unit u (units of one
     block share a core; default: every unit its own block); `units_cap`: at most this many units
     per core (spreads the network over more cores; a block larger than the cap gets a core of its
-    own). The result is checked against core_fit: AtomsparkError names the first broken limit and
-    by how much."""
+    own); `squeeze` (<= 1): fill each core's units, memory and input axons only to this share,
+    leaving room for what is known only after packing (output axons and their table entries).
+    The result is checked against core_fit: AtomsparkError names the first broken limit and by
+    how much."""
     adj = _check_adjacency(adjacency)
     n = adj.shape[0]
     synapses = np.asarray(synapses, dtype=float)
@@ -158,7 +163,7 @@ def pack(
         "max_chips", hw.limits.chips_per_board if max_chips is None else max_chips, 1
     )
     _check_blocks_fit(adj, synapses, block_of, hw)
-    unit_core = _pack(groups, adj, synapses, hw, n, block_of, units_cap)
+    unit_core = _pack(groups, adj, synapses, hw, n, block_of, units_cap, squeeze)
     n_cores = int(unit_core.max()) + 1 if n else 0
     cpc = hw.limits.cores_per_chip
     n_chips = -(-n_cores // cpc)
@@ -172,6 +177,9 @@ def pack(
     if problems:
         raise AtomsparkError(f"network does not fit: {problems[0]}")
     return placement
+
+
+SQUEEZES = (1.0, 0.9, 0.75, 0.5)  # share of a core's budgets the packer fills (pack's squeeze)
 
 
 def spread_caps(n_units: int, block_size: int, hw: NeuromorphicHardware) -> list[int]:
@@ -193,23 +201,31 @@ def pack_spread(
     strategy: str,
     blocks: np.ndarray | None = None,
     max_chips: int | None = None,
+    first_only: bool = False,
 ) -> tuple[list[Placement], list[str]]:
     """Every distinct placement from packed to spread (spread_caps) that keeps all per-core
     limits, most packed first, and why the others did not fit: a network that breaks a limit
-    packed (e.g. too many output axons on one core) is spread over more cores, not refused."""
+    packed (e.g. too many output axons on one core) is squeezed (SQUEEZES: each core filled
+    less) and spread over more cores, not refused. `first_only`: stop at the most packed."""
     n = adjacency.shape[0]
     block_of = np.arange(n) if blocks is None else np.asarray(blocks, dtype=np.int64)
     block_size = int(np.bincount(block_of).max()) if n else 1
     placements, problems, seen = [], [], set()
     for cap in spread_caps(n, block_size, hw):
-        try:
-            placement = pack(groups, adjacency, synapses, hw, strategy, blocks, max_chips, cap)
-        except AtomsparkError as exc:
-            problems.append(str(exc))
-            continue
-        if placement.n_cores not in seen:
-            seen.add(placement.n_cores)
-            placements.append(placement)
+        for squeeze in SQUEEZES:
+            try:
+                placement = pack(
+                    groups, adjacency, synapses, hw, strategy, blocks, max_chips, cap, squeeze
+                )
+            except AtomsparkError as exc:
+                problems.append(str(exc))
+                continue
+            if placement.n_cores not in seen:
+                seen.add(placement.n_cores)
+                placements.append(placement)
+            break
+        if first_only and placements:
+            break
     return placements, problems
 
 
@@ -338,6 +354,7 @@ def _pack(
     n: int,
     block_of: np.ndarray,
     units_cap: int | None = None,
+    squeeze: float = 1.0,
 ) -> np.ndarray:
     """Fill cores in order, keeping each group on one core when it fits there or on a fresh one;
     a group too big for any core is split between its blocks. A core's memory holds its
@@ -345,6 +362,9 @@ def _pack(
     axons are checked after packing (their count depends on where the targets land)."""
     lim = hw.limits
     max_units = lim.units_per_core if units_cap is None else min(units_cap, lim.units_per_core)
+    max_units = max(1, int(max_units * squeeze))
+    memory = lim.synaptic_memory_bytes_per_core * squeeze
+    max_axons = lim.max_fan_in_axons_per_core * squeeze
     bps = lim.bytes_per_synapse
     csc = adj.tocsc()
     csc.sum_duplicates()
@@ -371,8 +391,8 @@ def _pack(
         return (
             n_units <= max_units
             and syn <= lim.synapses_per_core
-            and axons <= lim.max_fan_in_axons_per_core
-            and core_memory(syn * bps, n_units, axons, 0) <= lim.synaptic_memory_bytes_per_core
+            and axons <= max_axons
+            and core_memory(syn * bps, n_units, axons, 0) <= memory
         )
 
     def open_core() -> None:

@@ -86,7 +86,7 @@ def test_headline_is_the_cheapest_passing_variant_and_inside_its_range():
         for bar in q["tornado"]:
             assert q["ratio_min"] <= bar["low"] <= bar["headline"] <= bar["high"] <= q["ratio_max"]
         labels = {b["assumption"] for b in q["tornado"]}
-        assert labels == {"static_scope", "launch_model", "precision", "kernel", *SCALED}
+        assert labels == {"static_scope", "launch_model", "placement", *SCALED}
     assert r["ratio"] == r["throughput"]["ratio"] and r["ratio_min"] <= r["ratio_max"]
 
 
@@ -225,3 +225,65 @@ def test_dataclass_assumptions_default_is_the_gpu_at_its_best():
         None,
     )
     assert dataclasses.replace(a, scales={"chip_op_energy": 2}).scale("chip_op_energy") == 2
+
+
+def _spread_chip() -> ChipRow:
+    """Two placements of one run: packed (1 core, slow) and spread (8 cores, fast)."""
+    packed = dataclasses.replace(_chip(), cores=1, latency_s=3.3e-4, copies_per_chip=128,
+                                 static_j={"device": 1e-5, "shared": 1e-5 / 128})  # fmt: skip
+    spread = dataclasses.replace(_chip(), cores=8, latency_s=1e-4, copies_per_chip=16,
+                                 static_j={"device": 3e-6, "shared": 3e-6 * 8 / 128})  # fmt: skip
+    return dataclasses.replace(packed, placements=(packed, spread))
+
+
+def test_the_headline_uses_the_placement_optimal_for_its_objective():
+    r = compare_workload("w", _spread_chip(), _variants(), H100, Assumptions())
+    assert r["chip"]["cores"] == 8  # energy per sample at batch 1: the spread one
+    assert r["batch_1"]["chip_cores"] == 8
+    choice = r["chip"]["placement_choice"]
+    assert choice["latency-optimal, batch_1"]["cores"] == 8
+    # at throughput the packed placement holds 128 copies: its static power is shared by more
+    assert r["throughput"]["chip_cores"] == 1
+    assert {p["cores"] for p in r["chip"]["placements"]} == {1, 8}
+    latency = compare_workload(
+        "w", _spread_chip(), _variants(), H100,
+        Assumptions(placement="latency", fixed=("placement",)),
+    )  # fmt: skip
+    assert latency["throughput"]["chip_cores"] == 8
+    assert latency["throughput"]["ratio"] < r["throughput"]["ratio"]
+
+
+def test_strawmen_stay_out_of_the_range_and_go_to_their_own_table():
+    r = compare_workload("w", _chip(), _variants(), H100, Assumptions())
+    rows = {row["what"]: row for row in r["how_not_to_run_it"]}
+    eager = rows["eager launches, one per tensor op"]
+    assert eager["batch_1"] > r["batch_1"]["ratio_max"]  # a strawman would stretch the range
+    assert any("slower than the cheapest passing" in w for w in rows)
+    assert any("does not reach the chip's accuracy" in w for w in rows)
+    for key in ("batch_1", "throughput"):
+        q = r[key]
+        assert q["time_ratio_min"] <= q["time_ratio"] <= q["time_ratio_max"]
+        assert q["gpu_time_per_sample_us"] / q["chip_time_per_sample_us"] == pytest.approx(
+            q["time_ratio"]
+        )
+
+
+def test_flags_the_user_fixes_are_fixed_in_the_range():
+    from atomspark.scenarios.compare.chip_rows import parse_assumptions
+
+    free = compare_workload("w", _chip(), _variants(), H100, parse_assumptions())
+    fixed_a = parse_assumptions(static_scope="device", launch_model="graph", precision="fp32")
+    assert set(fixed_a.fixed) == {"static_scope", "launch_model", "precision"}
+    fixed = compare_workload("w", _chip(), _variants(), H100, fixed_a)
+    for key in ("batch_1", "throughput"):
+        labels = {b["assumption"] for b in fixed[key]["tornado"]}
+        assert not labels & {"static_scope", "launch_model"}
+        assert fixed[key]["ratio_max"] / fixed[key]["ratio_min"] <= (
+            free[key]["ratio_max"] / free[key]["ratio_min"]
+        )
+    assert fixed["headline"]["precision"] == "fp32"
+    eager = parse_assumptions(launch_model="per-op")
+    r = compare_workload("w", _chip(), _variants(), H100, eager)
+    assert r["batch_1"]["ratio_min"] == r["batch_1"]["ratio_max"] or all(
+        b["assumption"] != "launch_model" for b in r["batch_1"]["tornado"]
+    )

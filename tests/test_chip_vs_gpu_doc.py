@@ -30,3 +30,23 @@ def test_every_demo_workload_is_in_the_doc_with_its_range_and_sources():
     for rows in demo["sources"].values():
         for meta in rows.values():
             assert str(meta["source"]).replace("|", "/") in text
+
+
+def test_headlines_hold_only_what_a_chip_can_do_and_best_practice():
+    demo = json.loads((RESULTS / "demo.json").read_text())
+    text = DOC.read_text()
+    assert "### How not to run it" in text
+    for r in demo["chip_vs_gpu"].values():
+        if not r["fits"]:
+            continue
+        assert r["chip"]["stop_rule"] in ("held-out budget", "fixed steps")
+        assert r["headline"]["launch_model"] == "graph"
+        eager = [w for w in r["how_not_to_run_it"] if w["what"].startswith("eager")]
+        assert eager and eager[0]["batch_1"] > r["batch_1"]["ratio"]  # a strawman, kept apart
+        for key in ("batch_1", "throughput"):
+            q = r[key]
+            assert q["time_ratio_min"] <= q["time_ratio"] <= q["time_ratio_max"]
+        bound = r.get("oracle_lower_bound")
+        if bound:  # the oracle stop is cheaper for the chip: a bound, never the headline
+            assert bound["batch_1"] >= r["batch_1"]["ratio"] * (1 - 1e-9)
+            assert "not a headline" in text

@@ -2,9 +2,11 @@
 are consistent, and bad data sets or devices are refused with a clear error."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+from atomspark.mapping import hardware as hardware_module
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.quantize import quantize_rsgn_graph
 from atomspark.networks.rsgn_compile import NODE_POPULATION, compile_rsgn_tokens
@@ -19,6 +21,7 @@ from atomspark.networks.datasets import (  # noqa: E402
     sparse_dictionary_data,
 )
 from atomspark.networks.torch_path.training import train  # noqa: E402
+from atomspark.scenarios.cli.main import main  # noqa: E402
 from atomspark.scenarios.compare.chip_vs_gpu import compare  # noqa: E402
 from atomspark.sim.core import AtomsparkError  # noqa: E402
 
@@ -179,3 +182,28 @@ def test_missing_device_is_refused(vn_model, tmp_path):
         compare(vn_model, np.zeros((2, 6)), tmp_path, device="cuda:99")
     with pytest.raises(AtomsparkError, match="not"):
         compare(vn_model, np.zeros((2, 6)), tmp_path, device="tpu")
+
+
+def _tiny_chip(tmp_path) -> str:
+    """Loihi 2 with one core of two compartments: no model of this file fits it."""
+    data = json.loads(
+        (Path(hardware_module.__file__).parent / "hardware_data/loihi2.json").read_text()
+    )
+    data["name"] = "tiny"
+    for key, value in (("units_per_core", 2), ("cores_per_chip", 1), ("chips_per_board", 1)):
+        data["limits"][key]["value"] = value
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_a_model_that_fits_no_chip_says_so_and_does_not_crash(vn_model, tmp_path, capsys):
+    x = sparse_dictionary_data(n=2, dim=6, n_atoms=5, active=2, seed=7).signals
+    np.savez(tmp_path / "data.npz", signals=x)
+    rc = main(["compare", str(vn_model), "--data", str(tmp_path / "data.npz"), "--steps", "40",
+               "--device", "cpu", "--hardware", _tiny_chip(tmp_path), "--out", str(tmp_path / "o")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "does not fit the chip" in out and "no ratio" in out
+    report = json.loads((tmp_path / "o" / "comparison.json").read_text())
+    assert report["chip_vs_gpu"]["fits"] is False and report["chip_vs_gpu"]["batch_1"] is None

@@ -113,7 +113,9 @@ def test_core_memory_limits_units_per_core():
     cores = core_use(pl.unit_core, adj, syn, hw)
     assert max(c.memory_bytes for c in cores) <= 400
     # synapses alone would have allowed more per core: state and axon tables took the rest
-    assert max(c.synaptic_memory_bytes for c in cores) < 400 - 8 * max(c.compartments for c in cores)
+    assert max(c.synaptic_memory_bytes for c in cores) < 400 - 8 * max(
+        c.compartments for c in cores
+    )
     for c in cores:
         assert c.memory_bytes == core_memory(
             c.synaptic_memory_bytes, c.compartments, c.fan_in_axons, c.fan_out_axons

@@ -16,12 +16,16 @@ def add_overwrite(parser: argparse.ArgumentParser, command: str) -> None:
 
 def add_ratio_flags(parser: argparse.ArgumentParser) -> None:
     """Flags that change one assumption of the chip-vs-GPU headline (docs/chip_vs_gpu.md)."""
-    parser.add_argument("--static-scope", default="device", choices=("device", "shared"),
-                        help="static/idle power of whole devices held (default) or of the "
-                        "fraction used, on both sides")  # fmt: skip
-    parser.add_argument("--launch-model", default="graph",
+    parser.add_argument("--static-scope", default=None, choices=("device", "shared"),
+                        help="static/idle power of whole devices held (headline) or of the "
+                        "fraction used, on both sides; given, it is fixed in the range too")  # fmt: skip
+    parser.add_argument("--launch-model", default=None,
                         choices=("graph", "per-iteration", "per-op"),
-                        help="GPU launches: graph-captured (default), one per iteration, per op")  # fmt: skip
+                        help="GPU launches: graph-captured (headline), one per iteration, per op; "
+                        "given, it is fixed in the range too")  # fmt: skip
+    parser.add_argument("--placement", default=None, choices=("energy", "latency"),
+                        help="chip placement objective: the energy-optimal placement (headline) "
+                        "or the latency-optimal one; given, it is fixed in the range too")  # fmt: skip
     parser.add_argument("--precision", default=None, choices=("fp32", "tf32", "bf16", "int8"),
                         help="GPU precision of the headline (default: the cheapest that "
                         "reaches the chip's accuracy)")  # fmt: skip
@@ -39,8 +43,9 @@ def ratio_assumptions(args: argparse.Namespace):
     from atomspark.scenarios.compare.chip_rows import parse_assumptions
 
     return parse_assumptions(
-        args.static_scope, args.launch_model, args.precision, args.kernel, args.assume
-    )
+        args.static_scope, args.launch_model, args.precision, args.kernel, args.assume,
+        args.placement,
+    )  # fmt: skip
 
 
 def add_hardware(parser: argparse.ArgumentParser, help: str) -> None:

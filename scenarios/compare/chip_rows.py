@@ -17,7 +17,7 @@ Stopping rules (`STOP_RULES`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import Assumptions, ChipRow
@@ -140,20 +140,33 @@ def chip_row(
     stop_detail: str = "",
 ) -> ChipRow:
     """Fit and price one workload's run (covering n_samples samples, each stopped by
-    `stop_rule`); static power kept apart for the device scope (every core of the chips in use)
-    and the shared scope (cores in use)."""
+    `stop_rule`) on every placement that fits, packed to spread (mapping/placement.pack_spread);
+    the row is the most packed one and carries them all (`placements`), each with its static
+    power kept apart for the device scope (every core of the chips in use) and the shared scope
+    (cores in use)."""
     fit, rep = chip_cost(graph, profile, hw, n_samples, positions=positions, static_scope="device")
     if rep is None:
         return ChipRow(hw.name, False, "does not fit: " + "; ".join(fit.problems),
                        problems=tuple(fit.problems), stop_rule=stop_rule)  # fmt: skip
-    device = rep.breakdown.static
-    held = rep.chips_used * hw.limits.cores_per_chip
     others = [f"the {t['layout']} layout does not fit ({t['problem']})" for t in fit.tried
               if not t["fits"]]  # fmt: skip
+    took = "; ".join([fit.took, *others])
+    detail = stop_detail or f"{rep.steps / n_samples:.0f} steps per sample"
+    rows = [_priced_row(rep, hw, n_samples, took, stop_rule, detail)]
+    for placement in fit.candidates[1:]:
+        _, other = chip_cost(graph, profile, hw, n_samples, static_scope="device",
+                             fit=replace(fit, placement=placement))  # fmt: skip
+        rows.append(_priced_row(other, hw, n_samples, took, stop_rule, detail))
+    return replace(rows[0], placements=tuple(rows) if len(rows) > 1 else ())
+
+
+def _priced_row(rep, hw: NeuromorphicHardware, n_samples: int, took, stop_rule, detail) -> ChipRow:
+    device = rep.breakdown.static
+    held = rep.chips_used * hw.limits.cores_per_chip
     return ChipRow(
         hardware=hw.name,
         fits=True,
-        took="; ".join([fit.took, *others]),
+        took=took,
         cores=rep.cores_used,
         chips=rep.chips_used,
         dynamic_j=rep.energy_per_sample_j - device,
@@ -165,30 +178,35 @@ def chip_row(
         if rep.chips_used == 1
         else 1,
         stop_rule=stop_rule,
-        stop_detail=stop_detail or f"{rep.steps / n_samples:.0f} steps per sample",
+        stop_detail=detail,
     )
 
 
 def parse_assumptions(
-    static_scope: str = "device",
-    launch_model: str = "graph",
+    static_scope: str | None = None,
+    launch_model: str | None = None,
     precision: str | None = None,
     kernel: str | None = None,
     assume: list[str] | tuple[str, ...] = (),
+    placement: str | None = None,
 ) -> Assumptions:
-    """The headline's assumptions from command-line values; `assume` items are NAME=SCALE for
-    the estimated constants (mapping/chip_gpu_ratios.SCALED), e.g. gpu_idle_power=0.6."""
-    from atomspark.mapping.chip_gpu_ratios import SCALED
+    """The headline's assumptions from command-line values (None: not given, the headline's
+    default, and the range covers the alternatives); a value given is fixed in the range too.
+    `assume` items are NAME=SCALE for the estimated constants (mapping/chip_gpu_ratios.SCALED),
+    e.g. gpu_idle_power=0.6."""
+    from atomspark.mapping.chip_gpu_ratios import PLACEMENT_OBJECTIVES, SCALED
     from atomspark.mapping.gpu_pricing import LAUNCH_MODELS, STATIC_SCOPES
 
-    if static_scope not in STATIC_SCOPES:
+    if static_scope not in (None, *STATIC_SCOPES):
         raise AtomsparkError(f"--static-scope: choose one of {', '.join(STATIC_SCOPES)}")
-    if launch_model not in LAUNCH_MODELS:
+    if launch_model not in (None, *LAUNCH_MODELS):
         raise AtomsparkError(f"--launch-model: choose one of {', '.join(LAUNCH_MODELS)}")
     if kernel not in (None, "dense", "sparse"):
         raise AtomsparkError("--kernel: choose dense or sparse")
     if precision not in (None, "fp32", "tf32", "bf16", "int8"):
         raise AtomsparkError("--precision: choose fp32, tf32, bf16 or int8")
+    if placement not in (None, *PLACEMENT_OBJECTIVES):
+        raise AtomsparkError(f"--placement: choose one of {', '.join(PLACEMENT_OBJECTIVES)}")
     scales = {}
     for item in assume:
         name, _, value = str(item).partition("=")
@@ -202,4 +220,7 @@ def parse_assumptions(
                 f"{', '.join(SCALED)}"
             )
         scales[name] = scale
-    return Assumptions(static_scope, launch_model, precision, kernel, scales)
+    given = {"static_scope": static_scope, "launch_model": launch_model, "precision": precision,
+             "kernel": kernel, "placement": placement}  # fmt: skip
+    fixed = tuple(k for k, v in given.items() if v is not None)
+    return Assumptions(scales=scales, fixed=fixed, **{k: given[k] for k in fixed})

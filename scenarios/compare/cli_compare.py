@@ -118,6 +118,9 @@ def _backend_line(name: str, b: dict, metric: str) -> str:
         agree_text = f"{b['agreement_vs_torch'].get('decision_agreement', float('nan')):.3f}"
     else:
         agree_text = "ref"
+    if "energy_per_sample_j" not in b:  # an engine run whose network fits no chip layout
+        problems = "; ".join(b.get("costs", {}).get("placement", {}).get("problems") or [])
+        return f"{name:14s} {score_text:>9s} {agree_text:>6s} does not fit the chip: {problems}"
     return (
         f"{name:14s} {score_text:>9s} {agree_text:>6s} {b['active_fraction']:7.3f} "
         f"{b['wall_s_per_sample'] * 1e3:9.3f} ms {b['energy_per_sample_j'] * 1e6:11.4g} uJ "
@@ -172,10 +175,15 @@ def _print_chip_vs_gpu(report: dict) -> None:
             print(line)
     for row in report.get("cutoff_sweep") or []:
         acc = "n/a" if row.get("accuracy") is None else f"{row['accuracy']:.3f}"
+        energy = row["energy_per_sample_j"]
         print(
             f"[compare] cutoff {row['cutoff']:<5g} accuracy {acc} mean active "
             f"{row['mean_active_fraction']:.3f} synops/sample {row['synops_per_sample']:.0f} "
-            f"energy/sample {row['energy_per_sample_j'] * 1e6:.4g} uJ"
+            + (
+                "does not fit the chip"
+                if energy is None
+                else f"energy/sample {energy * 1e6:.4g} uJ"
+            )
         )
 
 

@@ -224,8 +224,10 @@ def gpu_side(
     chip_time_s: float,
     meter: Callable[[int], object] | None = None,
 ) -> dict:
-    """Rows (batch 1 / throughput batch x graph / per-iteration / per-op launches) with energy
-    and time ratios against the chip, and the assumptions. meter(batch) -> Measured (one batch of
+    """Rows (batch 1 / throughput batch x graph / per-iteration / per-op launches), the batch-1
+    rows with energy and time ratios against the chip's one sample (a batched row has none here:
+    its ratio is the headline's at throughput, mapping/chip_gpu_ratios.py, against the chip's
+    copies side by side, the one definition of throughput), and the assumptions. meter(batch) -> Measured (one batch of
     eager torch on the device): where given, its time (and NVML energy where metered) replace the
     model's per-op row, the launch model eager PyTorch runs; the other rows stay modelled."""
     rows = []
@@ -243,8 +245,11 @@ def gpu_side(
                 row["energy_j"] = m.energy_j / price.batch
             else:
                 row["source"] += "; energy: model"
-        row["energy_ratio_gpu_over_chip"] = row["energy_j"] / max(chip_energy_j, 1e-300)
-        row["time_ratio_gpu_over_chip"] = row["time_s"] / max(chip_time_s, 1e-300)
+        one = price.batch == 1
+        row["energy_ratio_gpu_over_chip"] = (
+            row["energy_j"] / max(chip_energy_j, 1e-300) if one else None
+        )
+        row["time_ratio_gpu_over_chip"] = row["time_s"] / max(chip_time_s, 1e-300) if one else None
         rows.append(row)
     return {
         "algorithm": alg.name,
@@ -262,11 +267,19 @@ def format_rows(name: str, side: dict) -> list[str]:
         lines.append(
             f"[gpu] {name}: {r['hardware']} batch {r['batch']:>5d} {r['launches']:6s} "
             f"{r['energy_j'] * 1e6:10.4g} uJ {r['time_s'] * 1e6:10.4g} us per sample "
-            f"({r['bound']}-bound) | GPU/chip energy {r['energy_ratio_gpu_over_chip']:.3g}x, "
-            f"time {r['time_ratio_gpu_over_chip']:.3g}x [{r['source'].split(' (')[0]}]"
+            f"({r['bound']}-bound) | {_vs_chip(r)} [{r['source'].split(' (')[0]}]"
         )
     lines.append(f"[gpu] {name} assumptions: {side['assumptions']}")
     return lines
+
+
+def _vs_chip(row: dict) -> str:
+    if row["energy_ratio_gpu_over_chip"] is None:
+        return "GPU/chip at throughput: the headline's (chip copies side by side)"
+    return (
+        f"GPU/chip energy {row['energy_ratio_gpu_over_chip']:.3g}x, "
+        f"time {row['time_ratio_gpu_over_chip']:.3g}x"
+    )
 
 
 MAX_MEASURED_BATCH = 4096  # a measured batch is capped here (device memory of RSGN's (B, N, d))

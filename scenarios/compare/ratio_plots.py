@@ -1,6 +1,6 @@
 """Figures of chip-vs-GPU ratios (mapping/chip_gpu_ratios.py): each workload's headline with its
-range, and a tornado of how far each assumption moves it. Ratio = GPU energy / chip energy per
-sample (> 1: the chip uses less); log scale."""
+best-practice range, energy and time side by side, and a tornado of how far each assumption
+moves it. Ratio = GPU / chip per sample (> 1: the chip uses less energy or time); log scale."""
 
 from __future__ import annotations
 
@@ -12,48 +12,58 @@ from atomspark.mapping.plots import _pyplot, _save
 SETTINGS = (("batch_1", "batch 1"), ("throughput", "throughput"))
 
 
-def _log_ticks(ax) -> None:
-    """Log x axis with ticks at 1, 2, 5 x 10^k written plainly, no minor labels (they collide)."""
+def _log_ticks(ax, span: float = 10.0) -> None:
+    """Log x axis with ticks at 1, 2, 5 x 10^k (powers of ten alone over more than two decades)
+    written plainly, no minor labels (they collide)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+    subs = (1.0, 2.0, 5.0) if span < 100 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def plot_ratios(results: dict[str, dict], path: str | os.PathLike) -> None:
-    """Headline ratio (dot) and its range (bar) per workload and setting; a workload that does
-    not fit the chip is named with no ratio."""
+    """Headline ratio (dot) and its best-practice range (bar) per workload and setting, energy
+    (left) and time (right); a workload that does not fit the chip is named with no ratio."""
     plt = _pyplot()
-    labels, mid, lo, hi = [], [], [], []
-    missing = []
+    labels, missing = [], []
+    values = {"energy": ([], [], []), "time": ([], [], [])}
     for name, r in results.items():
         if not r["fits"]:
             missing.append(name)
             continue
         for key, what in SETTINGS:
             labels.append(f"{name}, {what}")  # throughput: GPU batch, chip copies
-            mid.append(r[key]["ratio"])
-            lo.append(r[key]["ratio_min"])
-            hi.append(r[key]["ratio_max"])
-    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.42 * max(len(labels), 1)))
+            q = r[key]
+            for kind, prefix in (("energy", "ratio"), ("time", "time_ratio")):
+                for lst, suffix in zip(values[kind], ("", "_min", "_max")):
+                    lst.append(q[prefix + suffix])
+    fig, axes = plt.subplots(
+        1, 2, figsize=(11, 1.6 + 0.42 * max(len(labels), 1)), sharey=True, squeeze=False
+    )
     y = np.arange(len(labels))
+    for ax, kind in zip(axes[0], ("energy", "time")):
+        mid, lo, hi = (np.array(v) for v in values[kind])
+        if labels:
+            err = np.array([mid - lo, hi - mid])
+            ax.errorbar(mid, y, xerr=err, fmt="o", color="C0", ecolor="C0", capsize=4,
+                        label="headline; bar: best-practice range")  # fmt: skip
+            ax.axvline(1.0, color="k", ls=":", lw=1, label=f"equal {kind}")
+            span = float(max(hi.max(), 1.0) / min(lo.min(), 1.0))
+            _log_ticks(ax, span)
+            ax.set_xlim(min(lo.min(), 1.0) / 2, max(hi.max(), 1.0) * 2)
+            ax.set_yticks(y, labels)
+            ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=2)
+        ax.set_xlabel(
+            f"GPU {kind} / chip {kind} per sample (> 1: the chip {'uses less' if kind == 'energy' else 'is faster'})",
+            fontsize=8,
+        )
     if labels:
-        mid_a = np.array(mid)
-        err = np.array([mid_a - np.array(lo), np.array(hi) - mid_a])
-        ax.errorbar(mid_a, y, xerr=err, fmt="o", color="C0", ecolor="C0", capsize=4,
-                    label="headline; bar: range over the alternatives")  # fmt: skip
-        ax.axvline(1.0, color="k", ls=":", lw=1, label="equal energy")
-        ax.set_xscale("log")
-        if max(hi) / min(lo) < 1e4:
-            _log_ticks(ax)
-        ax.set_yticks(y, labels)
-        ax.invert_yaxis()
-        ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=2)
-    ax.set_xlabel("GPU energy / chip energy per sample (> 1: the chip uses less)")
+        axes[0, 0].invert_yaxis()
     if missing:
-        ax.set_title("does not fit the chip (no ratio): " + ", ".join(missing), fontsize=8, y=1.12)
+        fig.suptitle("does not fit the chip (no ratio): " + ", ".join(missing), fontsize=8)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
@@ -81,10 +91,7 @@ def plot_tornado(
         base = r[setting]["ratio"]
         ax.axvline(base, color="k", ls="--", lw=1)
         lo_all, hi_all = min(low.min(), base), max(high.max(), base)
-        if hi_all / lo_all < 1e3:
-            _log_ticks(ax)
-        else:
-            ax.set_xscale("log")
+        _log_ticks(ax, hi_all / lo_all)
         ax.set_xlim(lo_all / 1.6, hi_all * 1.6)
         ax.set_yticks(y, [f"{b['label']} ({b['low']:.2g}-{b['high']:.2g}x)" for b in bars],
                       fontsize=7)  # fmt: skip

@@ -1,5 +1,6 @@
 """`atomspark profile`: a saved model on given inputs -> engine counters, placement, energy and
-latency on a neuromorphic chip, the dense GPU/CPU equivalent, JSON and plots."""
+latency on a neuromorphic chip, the GPU running its own algorithm on the same samples (torch; no
+GPU figure without it: never the dense equivalent of the chip's steps), JSON and plots."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def profile_model(
         "synops_per_sample": summary["total_synops"] / run.n_samples,
         "mean_active_fraction": summary["mean_active_fraction"],
         "neurobench": neurobench_metrics(run.graph, run.profile, run.n_samples),
-        "costs": costs.to_dict(),
+        "costs": _chip_costs_only(costs.to_dict()),
         "gpu_fair": fair,
     }
     run.profile.to_json(out / "profile.json")
@@ -144,7 +145,7 @@ def profile_model(
         name, png = loaded.kind.upper(), out / "chip_vs_gpu.png"
         chip_e = costs.neuromorphic.energy_per_sample_j
         plot_gpu_side({name: fair}, {name: chip_e}, costs.neuromorphic.hardware, png)
-    chip, dense = costs.neuromorphic, costs.dense
+    chip = costs.neuromorphic
     if chip is None:
         log("[profile] does not fit the chip (no energy): " + "; ".join(costs.fit.problems))
     log(
@@ -154,19 +155,26 @@ def profile_model(
     )
     log(f"[profile] NeuroBench: {format_neurobench(result['neurobench'])}")
     if chip is not None:
-        _log_chip(log, chip, dense)
+        _log_chip(log, chip)
     log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
     return result
 
 
-def _log_chip(log, chip, dense) -> None:
+def _log_chip(log, chip) -> None:
     log(
         f"[profile] {chip.hardware}: {chip.energy_per_sample_j * 1e6:.4g} uJ and "
         f"{chip.time_per_sample_s * 1e6:.4g} us per sample on {chip.cores_used} core(s), "
-        f"EDP {chip.edp_js:.3g} J s | {dense.hardware} dense equivalent of the chip's own steps "
-        f"(model, batch 1, one launch per projection and step: not a GPU user's algorithm): "
-        f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us"
+        f"EDP {chip.edp_js:.3g} J s"
     )
+
+
+def _chip_costs_only(costs: dict) -> dict:
+    """The cost report without the dense equivalent of the chip's own steps (not what a GPU
+    user runs: the GPU's figures are gpu_fair's, its own algorithm)."""
+    return {k: v for k, v in costs.items() if k not in DENSE_KEYS}
+
+
+DENSE_KEYS = ("dense", "dense_workload", "energy_ratio_dense_over_neuromorphic")
 
 
 def _has_torch() -> bool:
@@ -175,13 +183,13 @@ def _has_torch() -> bool:
 
 def _gpu_side(loaded: LoadedModel, data, run, gpu: str, chip, log) -> dict | None:
     """The GPU running its own algorithm on the same samples (scenarios/compare/gpu_side.py), or None
-    without torch (the dense equivalent of the chip's steps is then the only GPU figure)."""
+    without torch (then there is no GPU figure)."""
     try:
         import torch
         from atomspark.scenarios.compare.family_sides import profile_gpu_side
         from atomspark.scenarios.compare.gpu_side import format_rows
     except ImportError:
-        log("[profile] torch is not installed: no GPU-side algorithm run (dense equivalent only)")
+        log("[profile] torch is not installed: no GPU figure (the GPU's own algorithm needs it)")
         return None
     gpu_side_for_run = profile_gpu_side(loaded.kind)
     if gpu_side_for_run is None:
