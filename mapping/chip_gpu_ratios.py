@@ -82,6 +82,7 @@ class ChipRow:
     # the same run priced on every placement that fits, packed to spread (each a ChipRow of its
     # own, `placements` empty); empty: this row is the only placement
     placements: tuple = field(default=(), repr=False, compare=False)
+    bound: object = field(default=None, repr=False, compare=False)  # oracle-stopped lower bound
 
     def options(self) -> tuple:
         return self.placements or (self,)
@@ -366,6 +367,7 @@ def compare_workload(
             f"({', '.join(ON_CHIP_STOPS)}): it is a lower bound, never a headline"
         )
     head = {False: _chosen(chip, a, False), True: _chosen(chip, a, True)} if chip.fits else {}
+    lower_bound = lower_bound if lower_bound is not None else chip.bound
     out = {
         "workload": name,
         "chip": (head[False] if chip.fits else chip).to_dict(a.static_scope),

@@ -1,6 +1,7 @@
 """The VN family's side of `compare` (scenarios/compare/chip_vs_gpu.py): the settle on the event
 engine (float, then the integer atom), agreement of codes with torch, reconstruction error, the
-chip stopped by a held-out step budget (the oracle stop as a lower bound), the GPU's own algorithm; and its profile's GPU side."""
+chip stopped by a held-out step budget (the oracle stop as a lower bound), the GPU's own
+algorithm; and its profile's GPU side."""
 
 from __future__ import annotations
 
