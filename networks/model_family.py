@@ -9,7 +9,7 @@ declaration (networks/families/ holds the built-ins) and an unknown name is one 
 What a family declares, by job:
 - loading: `load(path)`: its model file back into a model object (None: not readable back);
 - the engine: `engine` (an EngineSide): the sample runner, a batch run, the input layout;
-- training: `trainer()` returns its Trainer (the torch path's side, imported when first asked,
+- training: `torch_trainer()` returns its Trainer (the torch path's side, imported when asked,
   so that families load without PyTorch): build, step, evaluate, export, divergence advice;
 - metrics: `metric` (what training's "accuracy" measures), `compare_metric` and `decision`
   (what compare scores and what agreement with torch means);
@@ -108,7 +108,11 @@ class ModelFamily:
         value = getattr(self, part)
         if value is None:
             raise AtomsparkError(f"model family {self.name!r} has no {what}")
-        return value() if part == "trainer" else value
+        return value
+
+    def torch_trainer(self) -> Trainer:
+        """Its Trainer, imported now; a family without one is an AtomsparkError."""
+        return self.need("trainer", "trainer on the torch path")()
 
 
 _REGISTRY: dict[str, ModelFamily] = {}

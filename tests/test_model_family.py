@@ -105,7 +105,7 @@ def test_unknown_family_and_duplicate_are_one_line_errors():
     with pytest.raises(AtomsparkError, match="exists"):
         register_family(ModelFamily("vn", "VN", "vn-dictionary", "x"))
     with pytest.raises(AtomsparkError, match="no trainer"):
-        ModelFamily("t", "T", "t", "x").need("trainer", "trainer")
+        ModelFamily("t", "T", "t", "x").torch_trainer()
 
 
 def test_torch_path_modules_have_one_job_each():

@@ -84,9 +84,7 @@ class TrainResult:
 def build_model(cfg: dict, input_dim: int, extra: dict, device, dtype):
     """The torch module of the config's model family, initialised from the NumPy reference's
     initialiser."""
-    return (
-        family_of_config(cfg).need("trainer", "trainer").build(cfg, input_dim, extra, device, dtype)
-    )
+    return family_of_config(cfg).torch_trainer().build(cfg, input_dim, extra, device, dtype)
 
 
 def _say(text: str, show: bool) -> None:
@@ -171,7 +169,7 @@ class _Run:
 
 def _start_run(cfg: dict, out: Path, state: dict | None, device, dtype, numerics) -> _Run:
     """Data, model, optimiser and random streams, fresh or restored from a checkpoint."""
-    trainer = family_of_config(cfg).need("trainer", "trainer")
+    trainer = family_of_config(cfg).torch_trainer()
     data = build_data(cfg)
     x_tr = data[0]
     torch.manual_seed(cfg["seed"])
