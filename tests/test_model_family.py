@@ -47,7 +47,9 @@ def branches_on_family_names(text: str, names: set[str]) -> list[str]:
 def test_no_branch_on_a_family_name_above_the_registry():
     names = family_names()
     offenders = []
-    for layer in ("networks", "mapping", "scenarios"):
+    # mapping/ works on unit models, whose names ("rsgn", "vn") are another namespace; the
+    # unit-model registry holds it (docs/architecture.md)
+    for layer in ("networks", "scenarios"):
         for path in sorted((ROOT / layer).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
             if rel in DECLARATIONS or rel.startswith(DECLARATION_DIRS + SCHEMA):

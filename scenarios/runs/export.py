@@ -18,7 +18,7 @@ from atomspark.scenarios.runs.engine import (
     require_run_memory,
 )
 from atomspark.scenarios.runs.profile import read_inputs
-from atomspark.scenarios.runs.quantize_sides import quantize_side
+from atomspark.scenarios.runs.quantize_sides import has_split_layout, quantize_side
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
 from atomspark.sim.progress import Stages
@@ -176,9 +176,10 @@ def _split_layout(loaded: LoadedModel, graph: Graph, layout: str, hardware: str,
         raise AtomsparkError(f"--layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
     if layout != "auto" and to != "lava":
         raise AtomsparkError("--layout: only for --to lava (the Lava bundle's layout)")
-    if to != "lava" or layout == "node" or (loaded.kind != "rsgn" and layout == "auto"):
+    split = has_split_layout(loaded.kind)
+    if to != "lava" or layout == "node" or (not split and layout == "auto"):
         return False
-    if loaded.kind != "rsgn":
+    if not split:
         raise AtomsparkError("--layout split: only RSGN models have a split layout")
     if layout == "split":
         return True

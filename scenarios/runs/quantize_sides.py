@@ -1,6 +1,7 @@
 """Each model family's fixed-point export (`atomspark export --fixed`), by family name: how its
-graph is quantised, how the quantisation's error is measured and logged, and which share of its
-decisions `--verify` holds to --min-agreement. Registered here explicitly with
+graph is quantised, how the quantisation's error is measured and logged, which share of its
+decisions `--verify` holds to --min-agreement, and whether its Lava bundle has the split layout
+(`--layout`). Registered here explicitly with
 `register_quantize_side` (the built-ins below; a new family from its own module)."""
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ class QuantizeSide:
     """quantize(model, graph, samples, steps, frac_bits, log, split_w_h, per_target_w) ->
     (integer graph, quantisation report as a dict), logged in one line; agreement: (report key,
     how the --verify message names it): the share on which the integer model keeps the float
-    model's decisions; measured_over(n_samples, steps): what the error is measured over."""
+    model's decisions; measured_over(n_samples, steps): what the error is measured over;
+    split_layout: its Lava export can be written in the split layout (mapping/lava/rsgn_split)."""
 
     quantize: Callable[..., tuple[Graph, dict]]
     agreement: tuple[str, str]
     measured_over: Callable[[int, int], str]
+    split_layout: bool = False
 
 
 _SIDES: dict[str, QuantizeSide] = {}
@@ -43,6 +46,12 @@ def quantize_side(family: str) -> QuantizeSide:
     if side is None:
         raise AtomsparkError(f"--fixed: model family {family!r} has no fixed-point export")
     return side
+
+
+def has_split_layout(family: str) -> bool:
+    """Whether the family's Lava export has the split layout."""
+    side = _SIDES.get(family)
+    return side is not None and side.split_layout
 
 
 def _quantize_vn(
@@ -103,5 +112,6 @@ register_quantize_side(
         _quantize_rsgn,
         ("decision_agreement", "decisions agree with float on"),
         lambda n_samples, steps: f"{n_samples} sample(s)",
+        split_layout=True,
     ),
 )
