@@ -75,6 +75,7 @@ def import_nir(
     overwrite: bool = False,
     producer: str = "nir",
     dt: float | None = None,
+    gpu: str = "h100",
     log: Callable[[str], None] = print,
 ) -> dict:
     """Everything is checked (file, inputs, hardware) before the output folder is touched."""
@@ -85,6 +86,9 @@ def import_nir(
     if not isinstance(hw, NeuromorphicHardware):
         raise AtomsparkError(f"--hardware {hardware}: needs a neuromorphic preset (cores)")
     inputs = input_spikes(ng, input_spec, samples, steps)
+    from atomspark.mapping.costs import price_dense
+
+    _, dense = price_dense(ng.graph, steps, gpu)  # checks --gpu before anything is written
     folder = prepare_run_folder(out, "import", "overwrite" if overwrite else "new", OUTPUTS)
     log(f"[import] NIR graph read as {producer} writes it (dt = {ng.convention.dt:g} s)")
     log(ng.table())
@@ -106,6 +110,9 @@ def import_nir(
         "synapses": int(n_syn),
         "prediction": pred.to_dict(),
         "neurobench": neurobench_metrics(g, pred.profile, samples, populations=layers),
+        # the same network run densely for the same steps on the GPU (mapping/costs.py's model:
+        # every synapse and unit each step, fp32, one batch): the chip-vs-GPU row
+        "gpu_dense_equivalent": dense.to_dict(),
     }
     log(f"[import] NeuroBench: {format_neurobench(result['neurobench'])}")
     p = result["prediction"]
@@ -114,6 +121,11 @@ def import_nir(
         f"{p['energy_per_inference_j'] * 1e3:.4g} mJ/inference (static "
         f"{p['static_energy_per_inference_j'] * 1e3:.4g}, dynamic "
         f"{p['dynamic_energy_per_inference_j'] * 1e3:.4g})"
+    )
+    log(
+        f"[import] {dense.hardware} dense equivalent of the same {steps} steps: "
+        f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us per inference "
+        f"({dense.energy_j / p['energy_per_inference_j']:.3g}x the chip's energy)"
     )
     pred.profile.to_json(folder / "profile.json")
     atomic_write_text(folder / "import.json", json.dumps(result, indent=2))
