@@ -30,14 +30,15 @@ from atomspark.scenarios.runs.cuba import CubaNetwork, brian2_cuba
 class Brian2Peer:
     """One Brian2 cpp_standalone build of the CUBA network in one float precision."""
 
-    def __init__(self, net: CubaNetwork, steps: int, dtype: str) -> None:
+    def __init__(self, net: CubaNetwork, steps: int, dtype: str, threads: int = 1) -> None:
         import brian2 as b2
 
         self.net, self.dtype = net, dtype
         self.workdir = tempfile.mkdtemp(prefix=f"atomspark_brian2_cuba_{dtype}_")
         self.results = os.path.join(self.workdir, "results", "")  # the binary wants the slash
         b2.set_device("cpp_standalone", build_on_run=False, directory=self.workdir)
-        b2.prefs.devices.cpp_standalone.openmp_threads = 0  # one thread
+        # OpenMP off for one thread, else its thread count
+        b2.prefs.devices.cpp_standalone.openmp_threads = 0 if threads == 1 else threads
         b2.prefs.core.default_float_dtype = getattr(b2, dtype)
         try:
             t0 = time.perf_counter()
@@ -49,12 +50,14 @@ class Brian2Peer:
             self.compile_flags = " ".join(b2.prefs.codegen.cpp.extra_compile_args_gcc)
         finally:  # leave Brian2 as found: the next build starts from a fresh device
             b2.prefs.core.default_float_dtype = b2.float64
+            b2.prefs.devices.cpp_standalone.openmp_threads = 0
             b2.device.reinit()
             b2.device.activate()
             b2.set_device("runtime")
         os.makedirs(self.results, exist_ok=True)
         self.setup_s = None
-        self.name = f"Brian2 {b2.__version__} cpp_standalone ({dtype}, 1 thread)"
+        what = "1 thread" if threads == 1 else f"{threads} threads, OpenMP"
+        self.name = f"Brian2 {b2.__version__} cpp_standalone ({dtype}, {what})"
 
     def first_run(self, steps: int) -> float:
         return self.timed_run(steps)["wall_s"]

@@ -17,7 +17,7 @@ from atomspark.scenarios.runs.cuba import CubaNetwork
 C_M_PF = 250.0  # NEST's default membrane capacitance; any value gives the same dynamics
 
 
-def nest_cuba_run(net: CubaNetwork, steps: int) -> dict:
+def nest_cuba_run(net: CubaNetwork, steps: int, threads: int = 1) -> dict:
     """Build the network in a fresh NEST kernel and run it; returns times and spike counts."""
     import nest
 
@@ -25,7 +25,7 @@ def nest_cuba_run(net: CubaNetwork, steps: int) -> dict:
     t0 = time.perf_counter()
     nest.verbosity = nest.VerbosityLevel.ERROR
     nest.ResetKernel()
-    nest.SetKernelStatus({"resolution": cfg.dt * 1e3, "local_num_threads": 1,
+    nest.SetKernelStatus({"resolution": cfg.dt * 1e3, "local_num_threads": threads,
                           "print_time": False})  # fmt: skip
     taum_ms = cfg.taum * 1e3
     cells = nest.Create("iaf_psc_exp", cfg.n, params={

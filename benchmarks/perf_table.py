@@ -406,6 +406,110 @@ def lava_targets(res: dict) -> list[str]:
     ]
 
 
+THREAD_TARGETS = {"speed-up": 1.7, "vs Brian2": 2.0}  # issue 38, wall time
+SCALE_TARGET_BYTES = 6.0  # bytes per synapse at 1,000,000 neurons (issue 38)
+
+
+def _load_note(res: dict) -> str:
+    return f"1-minute load average {res['load_before'][0]:g} before, {res['load_after'][0]:g} after"
+
+
+def threads_section(res: dict) -> list[str]:
+    """One simulation on 1 and N threads: wall and CPU medians per simulator and thread count."""
+    out = [
+        f"### Threads: CUBA {res['n']:,} neurons / {res['p_conn']:.2%}, {res['steps']} steps, "
+        f"float64 ({res['date_utc']} UTC)",
+        "",
+        f"{res['rounds']} interleaved rounds; {_load_note(res)} on "
+        f"{res['machine']['logical_cores']} cores. Wall time is what threads shorten; Brian2's "
+        f"wall time is its whole binary (process start and output included), its CPU time its "
+        f"main-loop clock (summed over threads).",
+        "",
+        "| simulator | threads | wall min s | wall median s | CPU median s | spikes |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        out.append(f"| {r['simulator']} | {r['threads']} | {_g(r['wall_min_s'])} "
+                   f"| {_g(r['wall_median_s'])} | {_g(r['cpu_median_s'])} | {r['spikes']:,} |")  # fmt: skip
+    return out
+
+
+def _by_threads(res: dict, who: str) -> dict[int, dict]:
+    return {r["threads"]: r for r in res["rows"] if r["simulator"].startswith(who)}
+
+
+def threads_targets(res: dict) -> list[str]:
+    eng = _by_threads(res, "atomspark")
+    brian = _by_threads(res, "Brian2")
+    out = []
+    if 1 in eng and len(eng) > 1:
+        most = max(eng)
+        up = eng[1]["wall_median_s"] / eng[most]["wall_median_s"]
+        out.append(f"- CUBA {res['n']:,}, engine 1 -> {most} threads >= "
+                   f"{THREAD_TARGETS['speed-up']:g}x (wall): "
+                   f"{_status(up, THREAD_TARGETS['speed-up'])}")  # fmt: skip
+        if most in brian:
+            q = brian[most]["wall_median_s"] / eng[most]["wall_median_s"]
+            out.append(f"- CUBA {res['n']:,}, engine >= {THREAD_TARGETS['vs Brian2']:g}x "
+                       f"Brian2 OpenMP at {most} threads (wall): "
+                       f"{_status(q, THREAD_TARGETS['vs Brian2'])}")  # fmt: skip
+    if max(res["load_before"][0], res["load_after"][0]) > res["machine"]["logical_cores"]:
+        out.append(f"  - measured with the load above the {res['machine']['logical_cores']} "
+                   f"cores: a thread waits for a core at every step's two joins, so these "
+                   f"thread figures are not the machine's; `benchmarks/quiet_run.py` reruns "
+                   f"them")  # fmt: skip
+    return out
+
+
+def scale_section(res: dict) -> list[str]:
+    out = [
+        "### Scale: CUBA at 250,000 and 1,000,000 neurons (one process per size)",
+        "",
+        "| neurons | synapses | bio s | draw s | graph s | engine + block split s "
+        "| graph B/synapse | block-split B/synapse | state B/neuron | peak RSS GB "
+        "| run wall s (threads) | rate Hz | peers | load before / after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n, r in res["sizes"].items():
+        if "runs" not in r:
+            out.append(f"| {int(n):,} | not measured: {r} |" + " |" * 12)
+            continue
+        runs = ", ".join(f"{_g(x['wall_s'])} ({x['threads']})" for x in r["runs"])
+        peers = "; ".join(_peer_cell(p) for p in r.get("peers", [])) or "-"
+        out.append(
+            f"| {int(n):,} | {r['n_synapses']:,} | {r['seconds']:g} | {_g(r['draw_s'])} "
+            f"| {_g(r['graph_s'])} | {_g(r['engine_s'] + r['block_split_s'])} "
+            f"| {r['graph_bytes_per_synapse']:.2f} | {r['parallel_bytes_per_synapse']:.2f} "
+            f"| {r['state_bytes_per_neuron']:.0f} | {r['peak_rss_gb']:.2f} | {runs} "
+            f"| {r['runs'][0]['rate_hz']:.2f} | {peers} "
+            f"| {r['load_before'][0]:g} / {r['load_after'][0]:g} |"
+        )
+    return out
+
+
+def _peer_cell(p: dict) -> str:
+    who = f"{p['peer']} ({p['threads']} thr.)"
+    if "capped_s" in p:
+        return f"{who}: over the {p['capped_s']:g} s cap"
+    if "failed" in p:
+        return f"{who}: failed"
+    return f"{who}: {_g(p['wall_s'])} s wall"
+
+
+def scale_targets(res: dict) -> list[str]:
+    out = []
+    for n, r in res["sizes"].items():
+        if "runs" not in r:
+            continue
+        per = r["graph_bytes_per_synapse"]
+        line = (f"- CUBA {int(n):,}: graph storage {per:.2f} bytes per synapse (target <= "
+                f"{SCALE_TARGET_BYTES:g} at 1,000,000 neurons); peak resident memory "
+                f"{r['peak_rss_gb']:.2f} GB for {r['seconds']:g} s of biological time "
+                f"(this machine: {res['machine']['memory_gib']} GiB)")  # fmt: skip
+        out.append(line)
+    return out
+
+
 def _optional(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -420,10 +524,21 @@ def render(folder: Path = RESULTS) -> str:
         lines += vn_section(vn) + [""]
     else:
         lines += ["### VN settle", "", f"No committed result: {vn_path.name} is absent.", ""]
+    vn_big = _optional(folder / "vn_batch_16384.json")
+    if vn_big is not None:
+        lines += vn_section(vn_big) + [""]
+    threads, scale = _optional(folder / "threads.json"), _optional(folder / "scale.json")
+    if threads is not None:
+        lines += threads_section(threads) + [""]
+    if scale is not None:
+        lines += scale_section(scale) + [""]
     if lava is not None:
         lines += lava_section(lava) + [""]
     lines += ["### Against the targets (computed from the same files)", ""]
     lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else [])
+    lines += vn_targets(vn_big) if vn_big is not None else []
+    lines += threads_targets(threads) if threads is not None else []
+    lines += scale_targets(scale) if scale is not None else []
     lines += lava_targets(lava) if lava is not None else []
     limits = cuba_limits(cuba)
     if limits:

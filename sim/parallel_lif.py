@@ -22,7 +22,7 @@ from atomspark.sim.engine import Engine
 from atomspark.sim.kernels import lif_parallel as klp
 
 MIN_BLOCK = 2048  # units per block at least (a block's update should outweigh its scheduling)
-MAX_BLOCKS = 64  # enough blocks to balance 64 threads' spike delivery
+MAX_BLOCKS = 16  # blocks per population at most: each costs one offset per neuron and projection
 
 
 @dataclass(frozen=True)
@@ -68,22 +68,24 @@ class ParallelLIF:
             out = np.empty(o.indices.size, np.int32)
             ptr, order = klp.split_by_target_block(o.indptr, o.indices, self.blocks, out)
             w = engine._fan_weights(j, o)
-            if np.ndim(w) == 0:
-                uniform.append(dt.type(w))
-                weights.append(np.zeros(o.indices.size, dt))
-            else:
-                uniform.append(dt.type(np.nan))
-                placed = np.empty(o.indices.size, dt)
-                placed[order] = w
-                weights.append(placed)
+            uniform.append(dt.type(w) if np.ndim(w) == 0 else dt.type(np.nan))
+            weights.append((w, order))
             ptrs.append(ptr + offset)
             idx.append(out)
             channel.append(o.channel)
             offset += o.indices.size
-        self.ptr = np.stack(ptrs) if ptrs else np.zeros((0, self.blocks.size - 1, n + 1), np.int64)
+        wide = np.int64 if offset >= 2**31 else np.int32  # offsets: 4 bytes while they fit
+        self.ptr = (np.stack(ptrs).astype(wide) if ptrs
+                    else np.zeros((0, self.blocks.size - 1, n + 1), wide))  # fmt: skip
         self.indices = np.concatenate(idx) if idx else np.zeros(0, np.int32)
-        self.weights = np.concatenate(weights) if weights else np.zeros(0, dt)
         self.uniform = np.array(uniform, dt)
+        # every projection uniform: no weight stored per synapse (the kernel reads uniform[p])
+        self.weights = np.zeros(0 if not np.isnan(self.uniform).any() else offset, dt)
+        if self.weights.size:  # per synapse, in the block-split order, for every projection
+            start = 0
+            for w, order in weights:
+                self.weights[start + order] = w
+                start += order.size
         self.channel = np.array(channel, np.int64)
         self._emit = np.zeros(n, np.int64)
         self._n_spikes = np.zeros(self.blocks.size - 1, np.int64)

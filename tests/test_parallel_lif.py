@@ -44,6 +44,29 @@ def test_every_thread_count_gives_the_serial_engines_states_and_spikes(dtype):
         np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
 
 
+def test_per_synapse_weights_are_delivered_as_the_serial_engine_does():
+    from atomspark.sim.graph import Graph, Projection
+
+    net = cuba_network(CubaConfig(n=6000, p_conn=0.01))
+    base = cuba_graph(net)
+    rng = np.random.default_rng(3)
+    projs = []
+    for p in base.projections:  # every synapse its own weight (0.5 to 1.5 times CUBA's)
+        m = p.weights.tocsr(copy=True)  # (n_target, n_source)
+        m.data = m.data * rng.uniform(0.5, 1.5, m.data.size)
+        projs.append(Projection(p.source, p.target, m, channel=p.channel))
+    graph = Graph(base.populations, projs)
+    serial = Engine(graph)
+    prof = serial.run(300)
+    eng = Engine(graph)
+    par = ParallelLIF(eng)
+    assert np.isnan(par.uniform).all() and par.weights.size == par.indices.size
+    out = par.run(300, threads=numba.config.NUMBA_NUM_THREADS)
+    np.testing.assert_array_equal(out.spikes, prof.events[:, 0])
+    for name, arr in eng.state["cuba"].items():
+        np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
+
+
 def test_blocks_depend_on_the_size_alone_and_cover_it():
     for n in (10, 4000, 40_000, 1_000_000):
         b = block_bounds(n)

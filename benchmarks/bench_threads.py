@@ -1,0 +1,135 @@
+"""One CUBA simulation on 1 and on N threads: the engine (sim/parallel_lif.py) against Brian2
+cpp_standalone with OpenMP and NEST at the same thread counts.
+
+    python benchmarks/bench_threads.py [--n 40000] [--p-conn 0.002] [--threads 1 2]
+        [--seconds 0.5] [--rounds 5] [--out docs/results/performance] [--resume]
+
+Same network law as bench_cuba.py (atomspark.scenarios.runs.cuba), float64 everywhere (NEST
+computes in double). Set-up apart (engine: graph, block split, Numba compile; Brian2: code
+generation and C++ build; NEST: building the network, per run), then `--rounds` interleaved
+rounds in which every simulator runs once at every thread count. Recorded per run: wall time and
+process CPU time of the simulation loop (the engine's parallel run; NEST's nest.Run; Brian2's
+main-loop clock as CPU time and the whole binary as wall time, process start and file output
+included). The speed-up from 1 to N threads is judged on wall time, which is what threads
+shorten; on a loaded machine a thread may wait for a core, so the load average is recorded
+before and after. The engine's spikes per step are the same at every thread count (asserted).
+--resume: leave an existing result file alone.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import harness
+
+THREADS_MAX = 64  # NUMBA_NUM_THREADS must be set before Numba loads: the largest count asked
+
+
+def main() -> None:
+    def options(ap):
+        ap.add_argument("--n", type=int, default=40_000, help="neurons (40000)")
+        ap.add_argument("--p-conn", type=float, default=0.002, help="connectivity (0.002)")
+        ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="counts (1 2)")
+        ap.add_argument("--seconds", type=float, default=0.5, help="biological time (0.5)")
+        ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+        ap.add_argument("--peers", nargs="*", default=["brian2", "nest"], help="brian2 nest")
+        ap.add_argument("--name", default="threads", help="result file name (threads)")
+        ap.add_argument("--resume", action="store_true", help="skip when the result exists")
+
+    args = harness.parse_args(__doc__.splitlines()[0], options)
+    if args.resume and (args.out / f"{args.name}.json").is_file():
+        print(f"{args.name}.json exists: skipped (--resume)")
+        return
+    most = max(args.threads)
+    for var in harness.THREAD_VARIABLES:  # BLAS stays at one thread; Numba gets the most asked
+        os.environ[var] = "1"
+    os.environ["NUMBA_NUM_THREADS"] = str(min(most, THREADS_MAX))
+    run(args)
+
+
+def run(args) -> None:
+    from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
+    from atomspark.sim.engine import Engine
+    from atomspark.sim.parallel_lif import ParallelLIF
+
+    harness.print_machine(harness.machine_info())
+    n, rounds = (4000, 2) if args.quick else (args.n, args.rounds)
+    p_conn = 0.02 if args.quick else args.p_conn
+    net = cuba_network(CubaConfig(n=n, p_conn=p_conn))
+    steps = net.config.steps(0.05 if args.quick else args.seconds)
+    runners = {}  # name -> (threads, callable returning dict(cpu_s, wall_s, spikes))
+
+    t0 = time.perf_counter()
+    engine_par = ParallelLIF(Engine(cuba_graph(net)))
+    engine_setup = time.perf_counter() - t0
+    compile_s, _ = harness.time_once(lambda: engine_par.run(1, threads=1))
+    graph = cuba_graph(net)
+
+    def engine_run(threads):
+        par = ParallelLIF(Engine(graph))
+        c0, w0 = time.process_time(), time.perf_counter()
+        prof = par.run(steps, threads=threads)
+        return {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
+                "spikes": int(prof.spikes.sum()), "per_step": prof.spikes}  # fmt: skip
+
+    extra = {}
+    for t in args.threads:
+        runners[f"atomspark engine (Numba, float64, {t} thread{'s' * (t > 1)})"] = (
+            t,
+            lambda t=t: engine_run(t),
+        )
+    if "brian2" in args.peers:
+        try:
+            from peer_brian2 import Brian2Peer
+
+            for t in args.threads:
+                peer = Brian2Peer(net, steps, "float64", threads=t)
+                extra[peer.name] = {"compile_s": peer.compile_s}
+                runners[peer.name] = (t, lambda p=peer: p.timed_run(steps))
+        except ImportError as exc:
+            print(f"Brian2 not run: {exc}")
+    if "nest" in args.peers:
+        try:
+            import nest  # noqa: F401
+            from peer_nest import nest_cuba_run
+
+            for t in args.threads:
+                runners[f"NEST iaf_psc_exp ({t} thread{'s' * (t > 1)})"] = (
+                    t,
+                    lambda t=t: nest_cuba_run(net, steps, threads=t),
+                )
+        except ImportError as exc:
+            print(f"NEST not run: {exc}")
+    load_before = harness.load_average()
+    samples = {name: [] for name in runners}
+    for _ in range(rounds):
+        for name, (_, fn) in runners.items():
+            samples[name].append(fn())
+    load_after = harness.load_average()
+    per_step = [s["per_step"] for name, ss in samples.items() if "atomspark" in name for s in ss]
+    assert all((p == per_step[0]).all() for p in per_step), "thread counts disagree"
+    rows = []
+    for name, (threads, _) in runners.items():
+        ss = samples[name]
+        rows.append({"simulator": name, "threads": threads,
+                     "wall_s": [s["wall_s"] for s in ss], "cpu_s": [s["cpu_s"] for s in ss],
+                     "wall_median_s": statistics.median(s["wall_s"] for s in ss),
+                     "wall_min_s": min(s["wall_s"] for s in ss),
+                     "cpu_median_s": statistics.median(s["cpu_s"] for s in ss),
+                     "spikes": ss[-1]["spikes"], **extra.get(name, {})})  # fmt: skip
+    print(harness.format_table(rows, ["simulator", "threads", "wall_min_s", "wall_median_s",
+                                      "cpu_median_s", "spikes"]))  # fmt: skip
+    path = harness.write_result(args.out, args.name, {
+        "quick": args.quick, "n": n, "p_conn": p_conn, "steps": steps, "rounds": rounds,
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "load_before": load_before, "load_after": load_after,
+        "engine_setup_s": engine_setup, "engine_compile_s": compile_s,
+        "n_synapses": int(net.pre.size), "rows": rows,
+    })  # fmt: skip
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
