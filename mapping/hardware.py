@@ -7,12 +7,13 @@ dataclasses and keeps the source records next to the values (``hardware.sources`
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.user_files import load_user_json
 
 DATA_DIR = Path(__file__).with_name("hardware_data")
 
@@ -133,17 +134,14 @@ def known_hardware() -> list[str]:
 def load_hardware(name_or_path: str | Path) -> Hardware:
     """Load a shipped description by name (e.g. "loihi1-davies") or a user JSON file by path."""
     path = Path(name_or_path)
-    if not (path.suffix == ".json" and path.exists()):
+    if not (path.suffix == ".json" and os.path.lexists(path)):
         if str(name_or_path) not in known_hardware():
             raise AtomsparkError(
                 f"unknown hardware {str(name_or_path)!r}: known names are "
                 f"{', '.join(known_hardware())} (or give the path of a .json description)"
             )
         path = DATA_DIR / f"{name_or_path}.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise AtomsparkError(f"hardware file {path}: cannot be read as JSON ({exc})") from exc
+    data = load_user_json(path, "hardware file")  # a regular file, bounded, UTF-8 JSON
     return hardware_from_dict(data, origin=str(path))
 
 

@@ -87,11 +87,16 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
+# In the name of every temporary file an atomic write makes (`.NAME.atomspark-tmp-XXXX.tmp`), so
+# that cleaning up after a killed write can never match a file atomspark did not make.
+TMP_TAG = ".atomspark-tmp-"
+
+
 def atomic_write_with(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """Call write(tmp_path) on a temporary file beside `path`, then rename it onto `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TMP_TAG}", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode())
         os.close(fd)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.numba_cache import choose_cache_dir
-from atomspark.sim.run_folder import RUN_MARKER, prepare_run_folder
+from atomspark.sim.run_folder import RUN_MARKER, finish_run, prepare_run_folder
 
 TINY = {
     "task": "rsgn-sequence",
@@ -59,6 +59,7 @@ def test_guard_refuses_foreign_and_existing_runs(tmp_path):
     run = prepare_run_folder(tmp_path / "run", "demo")
     (run / "summary.json").write_text("{}")
     (run / "keep.txt").write_text("user file")
+    finish_run(run)
     with pytest.raises(AtomsparkError, match=r"already holds .*--overwrite"):
         prepare_run_folder(run, "demo")
     with pytest.raises(AtomsparkError, match="atomspark demo` run; choose another"):
@@ -66,6 +67,7 @@ def test_guard_refuses_foreign_and_existing_runs(tmp_path):
     with pytest.raises(AtomsparkError, match="atomspark demo` run"):
         prepare_run_folder(run, "profile", "overwrite")
     prepare_run_folder(run, "demo", "overwrite")
+    finish_run(run)  # the lock file goes with the run
     assert sorted(p.name for p in run.iterdir()) == sorted([RUN_MARKER, "keep.txt"])
 
 
@@ -80,7 +82,12 @@ def test_guard_out_is_a_file_or_under_a_file(tmp_path):
 
 def test_stale_temporaries_are_removed_and_files_follow_the_umask(tmp_path):
     run = prepare_run_folder(tmp_path / "run", "demo")
-    (run / ".checkpoint.pt.abc123.tmp").write_bytes(b"half a file")
+    (run / ".checkpoint.pt.atomspark-tmp-abc123.tmp").write_bytes(b"half a file")
+    (run / ".notes.tmp").write_bytes(b"the user's")  # not a name atomspark's writes use
+    with pytest.raises(AtomsparkError, match="incomplete `atomspark demo` run"):
+        prepare_run_folder(run, "demo")
+    assert (run / ".checkpoint.pt.atomspark-tmp-abc123.tmp").exists()  # refused: nothing touched
+    (run / ".notes.tmp").unlink()
     prepare_run_folder(run, "demo")  # only the marker and a stale temporary: still "empty"
     assert not list(run.glob(".*.tmp"))
     old = os.umask(0o022)
@@ -289,7 +296,9 @@ def test_advice_names_only_flags_the_command_has(tmp_path, capsys, verb):
     model = tmp_path / "vn.npz"
     VNModel.random(12, [(16, 8)], seed=0).save(model)
     run = prepare_run_folder(tmp_path / "run", verb)
-    (run / "earlier-output.json").write_text("{}")
+    earlier = "checkpoint.pt" if verb == "train" else "earlier-output.json"  # train: resumable
+    (run / earlier).write_text("{}")
+    finish_run(run)
     argv = {
         "demo": ["demo"],
         "profile": ["profile", str(model), "--input", "builtin:1", "--steps", "5"],
@@ -303,7 +312,7 @@ def test_advice_names_only_flags_the_command_has(tmp_path, capsys, verb):
     assert "--overwrite" in named, message
     assert named <= _verb_flags(verb), (named - _verb_flags(verb), message)
     assert ("--resume" in named) == (verb == "train"), message
-    assert sorted(p.name for p in run.iterdir()) == ["atomspark-run.json", "earlier-output.json"]
+    assert sorted(p.name for p in run.iterdir()) == sorted(["atomspark-run.json", earlier])
 
 
 def test_resume_of_a_missing_folder_creates_nothing(tmp_path):

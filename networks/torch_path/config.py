@@ -43,11 +43,12 @@ from atomspark.networks.torch_path.config_sections import (  # noqa: F401 (named
     plasticity_config,
 )
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.user_files import load_user_toml
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    import tomllib  # noqa: F401 (parse_setting and others read TOML values through it)
 else:  # pragma: no cover - Python 3.10 environment
-    import tomli as tomllib
+    import tomli as tomllib  # noqa: F401
 
 TASKS = ("rsgn-sequence", "vn-dictionary")
 # "cosine": annealed per optimiser step; "cosine-epoch": per epoch (the RSGN notebook's choice)
@@ -366,18 +367,6 @@ def load_config(path: str | os.PathLike) -> dict:
 
 
 def read_toml_file(path: Path, what: str) -> dict:
-    """Parse a TOML file; a missing file, a folder, non-UTF-8 bytes or bad TOML is one line
-    naming the file."""
-    if path.is_dir():
-        raise AtomsparkError(f"{what} {path}: is a folder; give a TOML file")
-    if not path.is_file():
-        raise AtomsparkError(f"{what} {path}: does not exist")
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise AtomsparkError(f"{what} {path}: not valid TOML ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise AtomsparkError(
-            f"{what} {path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
-            "save it as UTF-8"
-        ) from None
+    """Parse a TOML file; a missing file, a folder, a pipe or device, an oversized or too deeply
+    nested file, non-UTF-8 bytes or bad TOML is one line naming the file."""
+    return load_user_toml(path, what)

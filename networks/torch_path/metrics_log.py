@@ -4,21 +4,53 @@ drops, and the loss/metric/activity plot drawn from it."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from atomspark.networks.families import task_loss_title, task_metric
 from atomspark.sim.core import atomic_write_text, atomic_write_with
 
 
+def _valid(row) -> bool:
+    """A row train wrote: a dict with its type, an integer step and epoch."""
+    if not isinstance(row, dict) or row.get("type") not in ("step", "eval"):
+        return False
+    return all(type(row.get(k)) is int for k in ("step", "epoch"))
+
+
+def _number(row: dict, key: str) -> float:
+    value = row.get(key)
+    return value if type(value) in (int, float) else math.nan
+
+
+def read_rows(metrics_path: Path) -> list[dict]:
+    """The log's rows, tolerant of what a killed run or a full disk leaves: a torn last line, an
+    unreadable or foreign row (no type, step or epoch) is dropped, never a crash."""
+    try:
+        data = metrics_path.read_bytes()
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if _valid(row):
+            rows.append(row)
+    return rows
+
+
 def _rows(metrics_path: Path) -> list[dict]:
-    return [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    return read_rows(metrics_path)
 
 
 def best_validation(metrics_path: Path) -> dict:
     """The epoch with the highest validation accuracy in metrics.jsonl (the figure the RSGN paper
     reports): best_accuracy, best_epoch and that epoch's activity; {} if nothing was evaluated.
     Read from the log so that a resumed run counts the epochs before the interruption."""
-    evals = [r for r in _rows(metrics_path) if r["type"] == "eval"]
+    rows = _rows(metrics_path)
+    evals = [r for r in rows if r["type"] == "eval" and not math.isnan(_number(r, "accuracy"))]
     if not evals:
         return {}
     best = max(evals, key=lambda r: (r["accuracy"], -r["epoch"]))
@@ -33,13 +65,11 @@ def truncate_metrics(path: Path, step: int, epoch: int) -> None:
     """Drop the rows written after the checkpoint a resume starts from (they are recomputed)."""
     if not path.is_file():
         return
-    keep = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        if row["step"] <= step and (row["type"] != "eval" or row["epoch"] <= epoch):
-            keep.append(line)
+    keep = [
+        json.dumps(row)
+        for row in read_rows(path)
+        if row["step"] <= step and (row["type"] != "eval" or row["epoch"] <= epoch)
+    ]
     atomic_write_text(path, "".join(f"{line}\n" for line in keep))
 
 
@@ -65,14 +95,19 @@ def plot_metrics(metrics_path: Path, png_path: Path, task: str = "rsgn-sequence"
             ax.text(0.5, 0.5, f"{title}:\nnot defined for this model", ha="center", va="center")
             ax.set_axis_off()
             continue
-        ax.plot([r["step"] for r in steps], [r[key] for r in steps], label="train (batch)")
+        ax.plot([r["step"] for r in steps], [_number(r, key) for r in steps], label="train (batch)")
         if evals:
-            ax.plot([r["step"] for r in evals], [r[key] for r in evals], "o-", label="validation")
+            ax.plot(
+                [r["step"] for r in evals],
+                [_number(r, key) for r in evals],
+                "o-",
+                label="validation",
+            )
         ax.set_xlabel("optimiser step")
         ax.set_ylabel(title)
         ax.set_title(title)
         ax.legend()
-    values = [r["loss"] for r in steps + evals]
+    values = [v for v in (_number(r, "loss") for r in steps + evals) if math.isfinite(v)]
     if values and min(values) > 0 and max(values) > 10 * min(values):
         axes[0].set_yscale("log")
     for ax in axes[1:]:

@@ -51,7 +51,7 @@ from atomspark.networks.torch_path.slow_torch import DeviceRewardBaseline
 from atomspark.networks.torch_path.train_step import LossNotFinite
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.progress import progress as progress_bar
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 from tqdm.auto import tqdm
 
 __all__ = [
@@ -118,7 +118,13 @@ def train(
     check_memory(cfg)
     mode = "resume" if resume else "overwrite" if overwrite else "new"
     out = prepare_run_folder(
-        out_dir, "train", mode, TRAIN_OUTPUTS, legacy_files=(CHECKPOINT,), resumable=True
+        out_dir,
+        "train",
+        mode,
+        TRAIN_OUTPUTS,
+        legacy_files=(CHECKPOINT,),
+        resumable=True,
+        resume_file=CHECKPOINT,
     )
     state = load_checkpoint(out / CHECKPOINT, cfg["task"]) if resume else None
     changes = [] if state is None else check_resume_config(state["config"], cfg)
@@ -391,4 +397,5 @@ def _finish(run: _Run, ev: dict | None, metrics_path: Path) -> TrainResult:
     plot_metrics(metrics_path, out / "metrics.png", run.task)
     run.trainer.export(run.module, out / "model.npz", run.cfg)
     atomic_write_text(out / "final_metrics.json", json.dumps(ev, indent=2))
+    finish_run(out)  # after the last file: the run is complete
     return TrainResult(out, run.step, ev, out / "model.npz", run.task)

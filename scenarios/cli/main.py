@@ -25,6 +25,7 @@ from atomspark.scenarios.runs.cli_train import (  # noqa: F401 (parse_setting, _
 )
 from atomspark.scenarios.sweep.cli_sweep import add_sweep_parser
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.run_folder import FULL_DISK, disk_full_message
 
 SUBCOMMANDS = (  # in the order `atomspark --help` lists them
     add_demo_parser,
@@ -91,6 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except AtomsparkError as exc:
         print(f"atomspark {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in FULL_DISK:
+            raise
+        print(f"atomspark {args.command}: error: {disk_full_message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -61,7 +61,7 @@ from atomspark.scenarios.compare.vn_compare import (  # noqa: F401 (named here t
 from atomspark.scenarios.runs.engine import LoadedModel, load_model, require_run_memory
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.progress import Stages
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 VN_ENGINE_STEPS = 2000  # engine step budget per VN sample (fixed, as a chip would run it)
 DEFAULT_CUTOFFS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3)
@@ -179,4 +179,5 @@ def compare(
         plot_cutoff(report, out / "cutoff_sweep.png")
     plot_ratios({kind.upper(): ratios}, out / "chip_vs_gpu.png")
     plot_tornado({kind.upper(): ratios}, out / "tornado.png")
+    finish_run(out)  # after the last file: the run is complete
     return report

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.user_files import require_regular_file
 
 CONFIG_DIR = Path(__file__).parent
 
@@ -15,6 +17,8 @@ def builtin_config(name_or_path: str) -> str:
         return name_or_path
     if Path(name_or_path).is_dir():
         raise AtomsparkError(f"config {name_or_path}: is a folder; give a TOML file")
+    if os.path.lexists(name_or_path):  # a pipe, device or dangling link: say so, never open it
+        require_regular_file(name_or_path, "config")
     builtin = CONFIG_DIR / f"{name_or_path}.toml"
     if builtin.is_file():
         return str(builtin)

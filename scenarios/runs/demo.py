@@ -41,7 +41,7 @@ from atomspark.scenarios.runs.demo_transcript import (
 from atomspark.scenarios.runs.engine import EngineRun, concat_profiles, run_rsgn
 from atomspark.sim.core import atomic_write_text
 from atomspark.sim.profile import Profile
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 VN_STEPS = 1500  # event-engine step budget per sample (fixed, as a chip would run it)
 SEND_ON_DELTA = 1e-3  # VN variant: an atom sends only when its unsent change exceeds this
@@ -228,6 +228,7 @@ def run_demo(
     plot_ratios(results, out / "chip_vs_gpu.png")
     plot_tornado(results, out / "tornado.png")
     log(wrote_line(out))
+    finish_run(out)  # after the last file: the run is complete
     return summary
 
 

@@ -22,7 +22,7 @@ from atomspark.scenarios.runs.quantize_sides import has_split_layout, quantize_s
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
 from atomspark.sim.progress import Stages
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 TARGETS = ("lava", "nir", "networkx")
 DEFAULT_MIN_AGREEMENT = 0.95
@@ -116,6 +116,7 @@ def export_model(
             f"edges) written to {path}"
         )
     atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
+    finish_run(out)  # after the last file: the run is complete
     return result
 
 

@@ -14,7 +14,7 @@ from atomspark.networks.netx_graph import netx_graph
 from atomspark.scenarios.runs.netx_predict import predict, sample_inputs
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 OUTPUTS = ("import.json", "profile.json")
 
@@ -67,4 +67,5 @@ def import_network(
     pred.profile.to_json(folder / "profile.json")
     atomic_write_text(folder / "import.json", json.dumps(result, indent=2))
     log(f"[import] wrote {folder}/import.json, profile.json")
+    finish_run(folder)  # after the last file: the run is complete
     return result

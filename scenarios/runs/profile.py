@@ -28,7 +28,7 @@ from atomspark.sim.core import AtomsparkError, as_finite_array, atomic_write_tex
 from atomspark.sim.engine import Engine
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
 from atomspark.sim.progress import Stages
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -157,6 +157,7 @@ def profile_model(
     if chip is not None:
         _log_chip(log, chip)
     log(f"[profile] wrote {out}/costs.json, profile.json, activity.png, raster.png, costs.png")
+    finish_run(out)  # after the last file: the run is complete
     return result
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from atomspark.scenarios.sweep.grid import Cell
 from atomspark.sim.core import AtomsparkError, atomic_write_text
+from atomspark.sim.run_folder import release_run
 
 RESULT = "result.json"
 FAILED = "failed.json"
@@ -212,6 +213,8 @@ def _run_locked(kind_name, cell: Cell, out_path: Path, meta: Path, threads, swee
         result = kind.run(cell.params, work, resume)
     except Exception as exc:  # noqa: BLE001 - the cell's own error is recorded, the sweep goes on
         return record_failure(out_path, cell, one_line(exc), traceback.format_exc(), sweep)
+    finally:
+        release_run(work)  # the command's run-folder lock, should it have stopped without its end
     record = {
         "id": cell.id,
         "status": "done",
