@@ -141,6 +141,7 @@ def test_a_trained_models_inputs_are_built_without_torch(trained_file):
 def test_export_split_w_h_writes_the_split_unit(trained_file, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h"]
+    argv += ["--accept-disagreement"]  # an untrained model: too few decisions kept
     assert main(argv + ["--input", "builtin:4", "--out", str(out)]) == 0
     assert "W_h in two 8-bit parts" in capsys.readouterr().out
     pop = json.loads((out / "metadata.json").read_text())["populations"][0]
@@ -153,6 +154,7 @@ def test_export_split_w_h_writes_the_split_unit(trained_file, tmp_path, capsys):
 def test_export_per_target_w_gives_each_node_its_shift(trained_file, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h"]
+    argv += ["--accept-disagreement"]  # an untrained model: too few decisions kept
     assert main(argv + ["--per-target-w", "--input", "builtin:4", "--out", str(out)]) == 0
     assert "W's exponent per target node" in capsys.readouterr().out
     pop = json.loads((out / "metadata.json").read_text())["populations"][0]

@@ -19,7 +19,7 @@ from atomspark.mapping.lava.split_bundle import (
 from atomspark.mapping.quantize import quantize_rsgn_graph
 from atomspark.scenarios.cli.main import main
 from atomspark.sim.core import AtomsparkError
-from test_export_verify_guards import trained_file  # noqa: F401  (fixture)
+from test_export_verify_guards import sub_resolution_rsgn, trained_file  # noqa: F401  (fixtures)
 from test_rsgn_split_layout import small_graph
 
 
@@ -47,7 +47,12 @@ def test_split_bundle_records_cores_and_report_is_the_bundles(tmp_path):
     assert not costs["problems"] and min(costs["margins"].values()) >= 0
     lines = report_lines(costs)
     assert "split layout fits" in lines[0] and any("RSGNNorm" in ln for ln in lines)
-    assert meta["hardware_run"]["deployable_on_chip"] is False
+    run = meta["hardware_run"]
+    assert run["deployable_on_chip"] is False
+    assert {r["lava_process"] for r in run["processes"] if not r["standard_lava_process"]} == kinds
+    assert all(
+        r["standard_lava_process"] for r in run["processes"] if r["lava_process"] == "Sparse"
+    )
 
 
 def test_a_tampered_split_section_is_refused(tmp_path):
@@ -67,8 +72,11 @@ def test_a_tampered_split_section_is_refused(tmp_path):
 def test_export_layout_split_writes_and_reports_from_the_bundle(trained_file, tmp_path, capsys):  # noqa: F811
     out = tmp_path / "out"
     argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h", "--report"]
-    assert main(argv + ["--layout", "split", "--input", "builtin:2", "--out", str(out)]) == 0
+    argv += ["--layout", "split", "--input", "builtin:2", "--out", str(out)]
+    assert main(argv) == 0
     text = capsys.readouterr().out
+    # builtin:2 is widened to the task's 12 validation samples (at least 32 where it has them)
+    assert "agreement measured over builtin:12" in text and "of 12 sample(s)" in text
     assert "split layout) written" in text and "microcode RSGNNorm" in text
     dep = json.loads((out / "deployment.json").read_text())
     assert dep["layout"] == "split" and dep["fits"]
@@ -77,3 +85,16 @@ def test_export_layout_split_writes_and_reports_from_the_bundle(trained_file, tm
     assert main(argv + ["--out", str(tmp_path / "o2")]) == 2
     assert "--layout: only for --to lava" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists()
+
+
+def test_a_quantisation_that_loses_decisions_is_refused(sub_resolution_rsgn, tmp_path, capsys):  # noqa: F811
+    model, tokens = sub_resolution_rsgn
+    out = tmp_path / "out"
+    argv = ["export", str(model), "--to", "lava", "--fixed", "--input", str(tokens)]
+    assert main(argv + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "of 20 sample(s) (below --min-agreement 95 %)" in err
+    assert "--accept-disagreement exports anyway" in err and not out.exists()
+    assert main(argv + ["--out", str(out), "--accept-disagreement"]) == 0
+    agreement = json.loads((out / "export.json").read_text())["agreement"]
+    assert not agreement["passed"] and agreement["agreement"] < 0.95

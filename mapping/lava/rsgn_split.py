@@ -94,10 +94,11 @@ class SplitModel:
 
 def split_model(net: LavaNet) -> SplitModel:
     """The SplitModel of a one-population RSGN LavaNet (its only connection is W)."""
+    from atomspark.mapping.lava.units import lava_unit
     from atomspark.mapping.lava.units.rsgn import rsgn_fixed_params, rsgn_node_params
 
-    if len(net.populations) != 1 or net.populations[0].model != "rsgn":
-        raise AtomsparkError("split layout: needs one RSGN node population (an RSGN export)")
+    if len(net.populations) != 1 or not lava_unit(net.populations[0]).vector_payload:
+        raise AtomsparkError("split layout: needs one population of vector nodes (RSGN)")
     p: LavaPopulation = net.populations[0]
     conns = [c for c in net.connections if c.source == p.name and c.target == p.name]
     if len(conns) != 1:

@@ -69,7 +69,7 @@ def export_split(net: LavaNet, out_dir: str | Path, hardware: str = "loihi2") ->
     meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
     meta["layout"] = SPLIT_LAYOUT
     meta["split"] = _section(model, search.blocks, search.order, search.costs, hw)
-    meta["hardware_run"] = _hardware_run(net.arithmetic)
+    meta["hardware_run"] = _hardware_run(net.arithmetic, meta["split"])
     atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
     atomic_write_text(out / ENTRY_FILE, _ENTRY_SOURCE)
     return out
@@ -139,14 +139,21 @@ def _section(model: SplitModel, blocks, order, costs: list[SplitCoreCost], hw) -
     }
 
 
-def _hardware_run(arithmetic: str) -> dict:
+def _hardware_run(arithmetic: str, split: dict | None = None) -> dict:
+    """metadata.json's hardware_run of a split bundle: every process (none of the three programs
+    is a standard Lava process, the Sparse connections are), so not deployable as it is."""
     procs = sorted(PROCESS_CLASS.values())
+    table = [{"name": p["name"], "lava_process": p["lava_process"], "core": p["core"],
+              "standard_lava_process": False} for p in (split or {}).get("processes", [])]  # fmt: skip
+    table += [{"name": c["name"], "lava_process": "Sparse", "standard_lava_process": True}
+              for c in (split or {}).get("connections", [])]  # fmt: skip
     return {
         "run_config": "lava.magma.core.run_configs.Loihi2HwCfg",
         "select_tag": "fixed_pt" if arithmetic == "fixed" else "floating_pt",
         "run_condition": "RunSteps(num_steps=1 + 5 K) for K model steps",
         "command": "python run_bundle.py --steps K+1 --loihi2",
         "requires": "Intel lava-loihi (INRC) and a Loihi 2 system (e.g. Kapoho Point)",
+        "processes": table,
         "neurocore_processes": ["Sparse"],
         "host_processes": procs,
         "deployable_on_chip": False,

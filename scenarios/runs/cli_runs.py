@@ -83,6 +83,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         split_w_h=args.split_w_h,
         per_target_w=args.per_target_w,
         layout=args.layout,
+        accept_disagreement=args.accept_disagreement,
     )
     return 0
 
@@ -214,9 +215,15 @@ def add_export_parser(sub) -> None:
         "--min-agreement",
         type=float,
         default=None,
-        help="--verify --fixed: the least share of --input samples on which the integer model "
-        "makes the float model's decision (RSGN: class; VN: active atoms); use builtin:N with "
-        "N >= 20 for a meaningful share (default 0.95)",
+        help="--fixed: the least share of samples (builtin: at least 32) on which the integer "
+        "model makes the float model's decision (RSGN: class; VN: active atoms); below it the "
+        "export is refused unless --accept-disagreement (default 0.95)",
+    )
+    exp.add_argument(
+        "--accept-disagreement",
+        action="store_true",
+        help="--fixed: export even when the integer model keeps fewer of the float model's "
+        "decisions than --min-agreement (otherwise refused, nothing written)",
     )
     exp.add_argument(
         "--steps",

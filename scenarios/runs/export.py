@@ -50,6 +50,7 @@ def export_model(
     split_w_h: bool = False,
     per_target_w: bool = False,
     layout: str = "auto",
+    accept_disagreement: bool = False,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
     `fixed`: quantise to Loihi fixed point and log the quantisation's error (quantize_sides.py);
@@ -58,7 +59,9 @@ def export_model(
     on less than `min_agreement` of the quantisation report (its agreement); RSGN `split_w_h`:
     W_h in two 8-bit parts (rsgn_fixed_split), `per_target_w`: W's exponent per target node; `layout`
     (Lava, RSGN): "split" writes the split layout (mapping/lava/split_bundle.py), "node" each node
-    whole, "auto" the split layout when the node layout does not fit `hardware`."""
+    whole, "auto" the split layout when the node layout does not fit `hardware`. A fixed-point
+    export measures agreement over at least MIN_AGREEMENT_SAMPLES builtin samples (when --input
+    is builtin) and is refused below `min_agreement` unless `accept_disagreement`."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
     if verify and to != "lava":
@@ -76,19 +79,13 @@ def export_model(
     require_run_memory(loaded, 1, steps, "--steps")
     graph = graph_for_first_input(loaded, samples)
     split = _split_layout(loaded, graph, layout, hardware, to)
-    out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     stage = Stages(log, "[export]", 1 + fixed + report + (verify and to == "lava"))
     if fixed:
-        side = quantize_side(loaded.kind)
-        what = side.measured_over(len(samples), steps)
-        stage(f"quantising to Loihi fixed point and measuring its error over {what}")
-        graph, result["quantization"] = side.quantize(
-            loaded.model, graph, samples, steps, frac_bits, log, split_w_h, per_target_w
-        )
-        if verify:
-            result["verify"] = _agreement(loaded.kind, result["quantization"], min_agreement)
-            log(f"[export] {result['verify']['message']}")
+        graph = _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stage,
+                          log, result, (split_w_h, per_target_w, verify, min_agreement,
+                                        accept_disagreement))  # fmt: skip
+    out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     if report and not split:
         stage(f"placing the graph on {hardware} cores and checking its limits")
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
@@ -118,6 +115,31 @@ def export_model(
     atomic_write_text(out / "export.json", json.dumps(result, indent=2, default=str))
     finish_run(out)  # after the last file: the run is complete
     return result
+
+
+def _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stage, log,
+              result: dict, options: tuple) -> Graph:  # fmt: skip
+    """The integer graph; its quantisation report and agreement go into `result`. Below
+    --min-agreement the export is refused before anything is written, unless --verify (which
+    records it and fails later) or --accept-disagreement."""
+    split_w_h, per_target_w, verify, min_agreement, accept_disagreement = options
+    side = quantize_side(loaded.kind)
+    measured = _agreement_samples(inputs, samples, loaded, model_path, log)
+    what = side.measured_over(len(measured), steps)
+    stage(f"quantising to Loihi fixed point and measuring its error over {what}")
+    graph, result["quantization"] = side.quantize(
+        loaded.model, graph, measured, steps, frac_bits, log, split_w_h, per_target_w
+    )
+    check = _agreement(loaded.kind, result["quantization"], min_agreement)
+    if verify:
+        result["verify"] = check
+    elif not check["passed"] and not accept_disagreement:
+        raise AtomsparkError(
+            check["message"] + "; nothing written (--accept-disagreement exports anyway)"
+        )
+    result["agreement"] = check
+    log(f"[export] {check['message']}")
+    return graph
 
 
 def _write_lava(graph: Graph, out: Path, result: dict, fixed: bool, split: bool, report: bool,
@@ -169,6 +191,22 @@ def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log
 
 
 LAYOUTS = ("auto", "node", "split")
+MIN_AGREEMENT_SAMPLES = 32  # a quantisation report's decision agreement is over this many
+
+
+def _agreement_samples(inputs: str, samples: np.ndarray, loaded, model_path, log) -> np.ndarray:
+    """The samples the quantisation report measures agreement over: --input's, or, when --input
+    is builtin with fewer than MIN_AGREEMENT_SAMPLES, that many builtin samples."""
+    from atomspark.scenarios.runs.model_task import task_samples
+
+    if len(samples) >= MIN_AGREEMENT_SAMPLES or not str(inputs).startswith("builtin:"):
+        return samples
+    own = task_samples(model_path)  # a model's own task may hold fewer validation samples
+    n = MIN_AGREEMENT_SAMPLES if own is None else min(MIN_AGREEMENT_SAMPLES, len(own[0]))
+    if n <= len(samples):
+        return samples
+    log(f"[export] agreement measured over builtin:{n} (--input {inputs})")
+    return read_inputs(f"builtin:{n}", loaded, model_path=model_path, log=log)
 
 
 def _split_layout(loaded: LoadedModel, graph: Graph, layout: str, hardware: str, to: str) -> bool:
