@@ -74,3 +74,12 @@ def test_export_layout_split_verifies_on_lava_and_its_entry_point_runs(trained_f
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "'alpha': 0.0, 'h': 0.0, 'payloads': 0.0" in run.stdout
+    # a stream of samples: host encoding, the split network on Lava, host readout
+    from atomspark.scenarios.runs.model_task import task_samples
+
+    np.save(tmp_path / "tokens.npy", task_samples(trained_file, 3)[0])
+    argv = ["--steps", "3", "--inputs", str(tmp_path / "tokens.npy"), "--model", str(trained_file)]
+    run = subprocess.run([sys.executable, str(out / "run_bundle.py"), *argv],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "stream of 3 samples on Lava" in run.stdout

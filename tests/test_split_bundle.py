@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from atomspark.mapping.lava.bundle import from_graph
 from atomspark.mapping.lava.split_bundle import (
@@ -98,3 +99,23 @@ def test_a_quantisation_that_loses_decisions_is_refused(sub_resolution_rsgn, tmp
     assert main(argv + ["--out", str(out), "--accept-disagreement"]) == 0
     agreement = json.loads((out / "export.json").read_text())["agreement"]
     assert not agreement["passed"] and agreement["agreement"] < 0.95
+
+
+def test_a_stream_of_samples_runs_through_the_split_bundle(trained_file, tmp_path):  # noqa: F811
+    from atomspark.mapping.lava.split_stream import run_stream
+    from atomspark.mapping.quantize import fixed_rsgn_runner, rsgn_quantization_report
+    from atomspark.networks import rsgn
+    from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores
+    from atomspark.scenarios.runs.model_task import task_samples
+
+    out = tmp_path / "out"
+    argv = ["export", str(trained_file), "--to", "lava", "--fixed", "--split-w-h"]
+    assert main(argv + ["--layout", "split", "--out", str(out), "--accept-disagreement"]) == 0
+    params, config = rsgn.load_model(trained_file)
+    tokens = task_samples(trained_file, 12)[0]
+    result = run_stream(load_split_bundle(out), params, config, tokens)
+    runner = fixed_rsgn_runner(rsgn_runner(params, config), split_w_h=True)
+    engine = rsgn_scores(params, runner.run(tokens, config.n_steps + 1).outputs)
+    assert np.array_equal(result.scores, engine)  # the integer engine's scores, bit for bit
+    report = rsgn_quantization_report(params, config, tokens, split_w_h=True)
+    assert result.decision_agreement == report.decision_agreement

@@ -313,7 +313,12 @@ def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
     parser.add_argument("--verify", action="store_true", help="compare with the engine")
     parser.add_argument("--merged", action="store_true", help="one Lava Process per kind")
     parser.add_argument("--loihi2", action="store_true", help="untested: see metadata.json")
+    parser.add_argument("--inputs", type=Path, default=None,
+                        help="a stream: token sequences (B, L, d_in) .npy, with --model")  # fmt: skip
+    parser.add_argument("--model", type=Path, default=None, help="the model file (encoder)")
     args = parser.parse_args(argv)
+    if args.inputs is not None:
+        return _stream_cli(bundle_dir, args)
     if args.loihi2:
         print(f"[bundle] Loihi2HwCfg: {_hardware_run('fixed')['note']}")
         return 1
@@ -327,4 +332,23 @@ def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
         print(f"verify against the engine: max |error| {result['lava_vs_engine']} "
               f"(tolerance {result['tolerance']})")  # fmt: skip
         return 0 if result["passed"] else 1
+    return 0
+
+
+def _stream_cli(bundle_dir: Path, args) -> int:
+    """run_bundle.py --inputs tokens.npy --model model.npz: the stream's decisions."""
+    from atomspark.mapping.lava.split_stream import run_stream
+    from atomspark.networks.model_io import check_file_format
+    from atomspark.networks.rsgn import load_model
+
+    if args.model is None:
+        raise AtomsparkError("--inputs: give the model file too (--model model.npz)")
+    tokens = np.load(check_file_format(args.inputs, "inputs", "npy"), allow_pickle=False)
+    params, config = load_model(args.model)
+    result = run_stream(load_split_bundle(bundle_dir), params, config, tokens, lava=True)
+    print(f"stream of {len(result.scores)} samples on Lava: decisions "
+          f"{result.scores.argmax(1).tolist()}, agreement with the float engine "
+          f"{result.decision_agreement:.3f}")  # fmt: skip
+    if args.out is not None:
+        np.savez(args.out, scores=result.scores, float_scores=result.float_scores)
     return 0
