@@ -291,7 +291,7 @@ def _agreement(kind: str, quantization: dict, min_agreement: float) -> dict:
     passed = value >= min_agreement
     n = quantization.get("samples")
     message = (
-        f"--verify: fixed-point {what} {100 * value:.1f} % "
+        f"quantisation: fixed-point {what} {100 * value:.1f} % "
         + (f"of {n} sample(s) " if n is not None else "")
         + f"({'at least' if passed else 'below'} --min-agreement {100 * min_agreement:g} %)"
         + ("" if passed else ": the integer model does not keep the float model's decisions")
