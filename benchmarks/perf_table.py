@@ -510,6 +510,29 @@ def scale_targets(res: dict) -> list[str]:
     return out
 
 
+def lava_limits(lava: dict, prof: dict) -> list[str]:
+    """Where the engine's step goes on the LIF net (lava_step_profile.py) and what meeting the
+    Lava target would need."""
+    row = next((r for r in lava["rows"] if r["graph"] == prof["graph"]), None)
+    if row is None or row["ratios"]["per_step_cpu"]["median"] >= lava["target"]:
+        return []
+    step, solo = prof["per_step_cpu_s"], prof["no_projection_per_step_cpu_s"]
+    need = row["lava_marginal_cpu_s_per_step_median"] / lava["target"]
+    return [
+        f"- {prof['graph']}, engine >= {lava['target']:g}x Lava: meeting it needs "
+        f"{need * 1e6:.3g} us per step. Profile ({prof['date_utc']} UTC, load "
+        f"{prof['load_before'][0]:g}, lava_step_profile.py): {step * 1e6:.3g} us per step, of "
+        f"which the neuron updates and the loop without the projection take {solo * 1e6:.3g} us "
+        f"and the call itself {prof['call_cpu_s'] * 1e6:.3g} us once per run; the rest is the "
+        f"delivery of {prof['events_per_step']:.0f} spikes along {prof['synops_per_step']:.0f} "
+        f"synapses per step (fixed point, through the general fan-out with touched "
+        f"marking): {prof['delivery_s_per_synop'] * 1e9:.2f} ns per synaptic operation. The "
+        f"per-step overhead is not the limit; a fan-out for dense fixed-point projections "
+        f"(not built) would have to bring delivery under "
+        f"{max(need - solo, 0) / prof['synops_per_step'] * 1e9:.2f} ns per operation."
+    ]
+
+
 def _optional(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -539,6 +562,9 @@ def render(folder: Path = RESULTS) -> str:
     lines += vn_targets(vn_big) if vn_big is not None else []
     lines += threads_targets(threads) if threads is not None else []
     lines += scale_targets(scale) if scale is not None else []
+    lava_prof = _optional(folder / "lava_profile.json")
+    if lava is not None and lava_prof is not None:
+        lines += lava_limits(lava, lava_prof)
     lines += lava_targets(lava) if lava is not None else []
     limits = cuba_limits(cuba)
     if limits:

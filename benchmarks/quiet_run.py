@@ -5,7 +5,8 @@
 Runs, each in its own process and in this order (the cheapest and most quoted first):
 threads (bench_threads.py), cuba (bench_cuba.py), vn_batch K 4096 x 64 (bench_vn_batch.py),
 scale 250,000 and 1,000,000 neurons with Brian2 and NEST capped at --peer-cap-s per run
-(bench_scale.py), vn_batch K 16384 x 16, then perf_table.py --write. Progress is kept in
+(bench_scale.py), vn_batch K 16384 x 16, the LIF step profile (lava_step_profile.py), then
+perf_table.py --write. Progress is kept in
 <out>/quiet_run.json (each step's exit code, seconds, load average before and after); with
 --resume a step that finished with exit 0 is not run again, so an interrupted run continues
 where it stopped. The load average is recorded by every benchmark beside its figures.
@@ -33,6 +34,7 @@ def steps(out: str, peer_cap: float) -> list[tuple[str, list[str]]]:
                    "--out", out]),
         ("vn_batch_16384", [py, str(HERE / "bench_vn_batch.py"), "--atoms", "16384", "--batch",
                             "16", "--name", "vn_batch_16384", "--out", out]),
+        ("lava_profile", [py, str(HERE / "lava_step_profile.py"), "--out", out]),
         ("perf_table", [py, str(HERE / "perf_table.py"), "--results", out, "--write"]),
     ]  # fmt: skip
 

@@ -191,3 +191,17 @@ def test_lava_ratio_is_lava_per_step_over_the_engine_per_step_on_cpu_time():
     assert pt.lava_targets(res) == [
         "- LIF 2x200, engine >= 100x Lava per step (CPU time): missed (80.00x, 80% of the 100x target)"
     ]
+
+
+def test_a_missed_lava_target_gets_the_step_profile_and_the_delivery_needed():
+    pt = _perf_table()
+    lava = {"target": 100.0, "rows": [{"graph": "LIF", "lava_marginal_cpu_s_per_step_median": 1e-3,
+                                       "ratios": {"per_step_cpu": {"median": 50.0}}}]}  # fmt: skip
+    prof = {"graph": "LIF", "date_utc": "d", "load_before": [1.0], "per_step_cpu_s": 20e-6,
+            "no_projection_per_step_cpu_s": 2e-6, "call_cpu_s": 60e-6, "events_per_step": 200.0,
+            "synops_per_step": 10_000.0, "delivery_s_per_synop": 1.8e-9}  # fmt: skip
+    (line,) = pt.lava_limits(lava, prof)
+    assert "meeting it needs 10 us per step" in line and "20 us per step" in line
+    assert "1.80 ns per synaptic operation" in line and "under 0.80 ns per operation" in line
+    lava["rows"][0]["ratios"]["per_step_cpu"]["median"] = 120.0
+    assert pt.lava_limits(lava, prof) == []
