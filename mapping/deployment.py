@@ -184,7 +184,8 @@ def deployment_report(
             problems=[f"placement: {p}" for p in fit.problems] + _why(needs, limits),
             processes=processes,
         )  # fmt: skip
-    peak = {r: max((getattr(c, r) for c in fit.cores), default=0) / limits[r] for r in RESOURCES}
+    cores = fit.cores if fit.split is None else _split_cores(fit.split, hw, notes)
+    peak = {r: max((getattr(c, r) for c in cores), default=0) / limits[r] for r in RESOURCES}
     return DeploymentReport(
         hardware=hw.name,
         strategy=fit.placement.strategy,
@@ -192,7 +193,7 @@ def deployment_report(
         limits=limits,
         layout=fit.layout,
         took=fit.took,
-        cores=fit.cores,
+        cores=cores,
         chips=int(fit.placement.n_chips),
         peak_use=peak,
         network=needs,
@@ -200,6 +201,24 @@ def deployment_report(
         processes=processes,
         deployable_on_chip=standard,
     )
+
+
+def _split_cores(search, hw: NeuromorphicHardware, notes: list[str]) -> list[CoreUse]:
+    """The split layout's cores as its block search counts them (every stored W_h copy, state
+    and axon tables in the memory column), and a note on the microcode its programs need."""
+    from atomspark.mapping.split_cores import MEMORY_NOTE
+    from atomspark.mapping.split_microcode import instruction_cost
+
+    cpc = hw.limits.cores_per_chip
+    total = sum(c.microcode_instructions for c in search.costs)
+    cost = instruction_cost(hw)
+    notes.append(f"split layout memory: {MEMORY_NOTE}")
+    notes.append(
+        f"split layout microcode: {total} instructions per model step, "
+        f"{total * cost['energy_j']:.3g} J ({cost['derivation']})"
+    )
+    return [CoreUse(c.core, c.core // cpc, c.compartments, c.synapses, c.memory_bytes,
+                    c.fan_in_axons, c.fan_out_axons) for c in search.costs]  # fmt: skip
 
 
 def _why(needs: dict, limits: dict) -> list[str]:

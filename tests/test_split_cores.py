@@ -106,3 +106,15 @@ def test_search_says_when_nothing_fits():
     )
     s = search_blocks(model, tiny)
     assert not s.fits and s.blocks is None and any("fan_in_axons" in p for p in s.problems)
+
+
+def test_deployment_report_shows_the_split_cores_the_search_counts():
+    from atomspark.mapping.deployment import deployment_report
+
+    graph, _ = released_graph("released/hierarchical-rsgn-seed42.npz")
+    g = quantize_rsgn_graph(graph, split_w_h=True, per_target_w=True)
+    rep = deployment_report(g, "loihi2")
+    search = search_blocks(split_model(from_graph(g)), HW)
+    assert rep.fits and rep.layout == "split" and len(rep.cores) == len(search.costs)
+    assert [c.synaptic_memory_bytes for c in rep.cores] == [c.memory_bytes for c in search.costs]
+    assert any(n.startswith("split layout microcode:") for n in rep.notes)
