@@ -510,6 +510,36 @@ def scale_targets(res: dict) -> list[str]:
     return out
 
 
+def crossover_section(res: dict) -> list[str]:
+    """The working-set settle against the full settle as the codes get denser."""
+    out = [
+        f"### VN: where the working set stops paying (K = {res['K']}, d = {res['d']}, batch "
+        f"{res['batch']}, float64, {res['date_utc']} UTC)",
+        "",
+        f"Both settles at max change {res['tol']:g}; {res['rounds']} interleaved rounds; "
+        f"{_load_note(res)}. "
+        + _crossover_sentence(res),
+        "",
+        "| lam / max|S^T x| | non-zeros per code | working set | full ms / sample "
+        "| working set ms / sample | full / working set | max difference (relative) |",
+        "|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for r in res["rows"]:
+        out.append(f"| {r['lam_fraction']:g} | {r['nonzero_mean']:.0f} "
+                   f"| {r['working_set_mean']:.0f} | {_g(r['full_ms_per_sample'])} "
+                   f"| {_g(r['ws_ms_per_sample'])} | {r['full_over_ws']:.2f}x "
+                   f"| {r['max_rel_diff']:.1e} |")  # fmt: skip
+    return out
+
+
+def _crossover_sentence(res: dict) -> str:
+    slower = [r["lam_fraction"] for r in res["rows"] if r["full_over_ws"] < 1]
+    if not slower:
+        return "The working set pays at every lam measured."
+    return (f"The working set does not pay (the full settle is faster) at lam = "
+            f"{', '.join(f'{x:g}' for x in slower)} max|S^T x|; it pays at the others.")  # fmt: skip
+
+
 def lava_limits(lava: dict, prof: dict) -> list[str]:
     """Where the engine's step goes on the LIF net (lava_step_profile.py) and what meeting the
     Lava target would need."""
@@ -550,6 +580,9 @@ def render(folder: Path = RESULTS) -> str:
     vn_big = _optional(folder / "vn_batch_16384.json")
     if vn_big is not None:
         lines += vn_section(vn_big) + [""]
+    cross = _optional(folder / "vn_crossover.json")
+    if cross is not None:
+        lines += crossover_section(cross) + [""]
     threads, scale = _optional(folder / "threads.json"), _optional(folder / "scale.json")
     if threads is not None:
         lines += threads_section(threads) + [""]

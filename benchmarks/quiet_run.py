@@ -4,6 +4,7 @@
 
 Runs, each in its own process and in this order (the cheapest and most quoted first):
 threads (bench_threads.py), cuba (bench_cuba.py), vn_batch K 4096 x 64 (bench_vn_batch.py),
+the working set's crossover (bench_vn_crossover.py),
 scale 250,000 and 1,000,000 neurons with Brian2 and NEST capped at --peer-cap-s per run
 (bench_scale.py), vn_batch K 16384 x 16, the LIF step profile (lava_step_profile.py), then
 perf_table.py --write. Progress is kept in
@@ -30,6 +31,7 @@ def steps(out: str, peer_cap: float) -> list[tuple[str, list[str]]]:
         ("threads", [py, str(HERE / "bench_threads.py"), "--out", out]),
         ("cuba", [py, str(HERE / "bench_cuba.py"), "--out", out]),
         ("vn_batch", [py, str(HERE / "bench_vn_batch.py"), "--batch", "64", "--out", out]),
+        ("vn_crossover", [py, str(HERE / "bench_vn_crossover.py"), "--out", out]),
         ("scale", [py, str(HERE / "bench_scale.py"), "--resume", "--peer-cap-s", str(peer_cap),
                    "--out", out]),
         ("vn_batch_16384", [py, str(HERE / "bench_vn_batch.py"), "--atoms", "16384", "--batch",

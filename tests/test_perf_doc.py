@@ -205,3 +205,16 @@ def test_a_missed_lava_target_gets_the_step_profile_and_the_delivery_needed():
     assert "1.80 ns per synaptic operation" in line and "under 0.80 ns per operation" in line
     lava["rows"][0]["ratios"]["per_step_cpu"]["median"] = 120.0
     assert pt.lava_limits(lava, prof) == []
+
+
+def test_the_crossover_names_the_first_lam_where_the_working_set_is_slower():
+    pt = _perf_table()
+    rows = [{"lam_fraction": f, "nonzero_mean": nz, "working_set_mean": nz + 10,
+             "full_ms_per_sample": 5.0, "ws_ms_per_sample": ws, "full_over_ws": 5.0 / ws,
+             "max_rel_diff": 1e-5} for f, nz, ws in ((0.1, 80, 1.0), (0.01, 900, 6.0))]  # fmt: skip
+    res = {"K": 4096, "d": 1024, "batch": 16, "tol": 1e-4, "rounds": 5, "date_utc": "d",
+           "load_before": [1.0], "load_after": [1.5], "crossover_lam_fraction": 0.01,
+           "rows": rows}  # fmt: skip
+    text = "\n".join(pt.crossover_section(res))
+    assert "does not pay (the full settle is faster) at lam = 0.01 max|S^T x|" in text
+    assert "| 0.1 | 80 | 90 | 5 | 1 | 5.00x | 1.0e-05 |" in text
