@@ -84,6 +84,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         per_target_w=args.per_target_w,
         layout=args.layout,
         accept_disagreement=args.accept_disagreement,
+        standard=args.standard,
     )
     return 0
 
@@ -197,6 +198,12 @@ def add_export_parser(sub) -> None:
         action="store_true",
         help="run the bundle on Lava's Loihi2SimCfg and compare with the engine; with --fixed, "
         "also fail when the integer model agrees with float on less than --min-agreement",
+    )
+    exp.add_argument(
+        "--standard",
+        action="store_true",
+        help="VN: write the settle on standard Lava processes only (SigmaDelta neurons, two per "
+        "signed atom, and Sparse), which a Loihi toolchain compiles; with --fixed in fixed point",
     )
     exp.add_argument(
         "--split-w-h",

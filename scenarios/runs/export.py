@@ -51,6 +51,7 @@ def export_model(
     per_target_w: bool = False,
     layout: str = "auto",
     accept_disagreement: bool = False,
+    standard: bool = False,
 ) -> dict:
     """Export `model_path` (compiled for the first of `inputs`) to `to` in folder `out`;
     `fixed`: quantise to Loihi fixed point and log the quantisation's error (quantize_sides.py);
@@ -61,11 +62,11 @@ def export_model(
     (Lava, RSGN): "split" writes the split layout (mapping/lava/split_bundle.py), "node" each node
     whole, "auto" the split layout when the node layout does not fit `hardware`. A fixed-point
     export measures agreement over at least MIN_AGREEMENT_SAMPLES builtin samples (when --input
-    is builtin) and is refused below `min_agreement` unless `accept_disagreement`."""
+    is builtin) and is refused below `min_agreement` unless `accept_disagreement`; `standard`: a
+    VN on standard Lava processes only (mapping/vn_standard.py)."""
     if to not in TARGETS:
         raise AtomsparkError(f"--to {to!r}: choose one of {', '.join(TARGETS)}")
-    if verify and to != "lava":
-        raise AtomsparkError("--verify: only the Lava export is verified (on Lava's simulator)")
+    _require_lava_target(to, verify=verify, standard=standard)
     steps = require_int("--steps", steps, minimum=1)
     from atomspark.mapping.quantize import require_frac_bits
 
@@ -81,7 +82,11 @@ def export_model(
     split = _split_layout(loaded, graph, layout, hardware, to)
     result: dict = {"model": str(model_path), "kind": loaded.kind, "to": to}
     stage = Stages(log, "[export]", 1 + fixed + report + (verify and to == "lava"))
-    if fixed:
+    if standard:
+        graph, result["standard_form"] = _standard(
+            graph, frac_bits if fixed else None, steps, stage, log
+        )
+    elif fixed:
         graph = _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stage,
                           log, result, (split_w_h, per_target_w, verify, min_agreement,
                                         accept_disagreement))  # fmt: skip
@@ -170,6 +175,21 @@ def _write_lava(graph: Graph, out: Path, result: dict, fixed: bool, split: bool,
         stage(f"running the bundle on Lava's Loihi2SimCfg for {steps} steps")
         check = _verify_split if split else _verify
         result["verify"] = {**result.get("verify", {}), **check(bundle, steps, log)}
+
+
+def _standard(graph: Graph, frac_bits: int | None, steps: int, stage, log) -> tuple[Graph, dict]:
+    """The standard-process form of a VN graph and its code error against the VN engine."""
+    from atomspark.mapping.vn_standard import standard_code_error, vn_standard_graph
+
+    stage("writing the VN on standard Lava processes (SigmaDelta + Sparse)")
+    std = vn_standard_graph(graph, frac_bits)
+    err = standard_code_error(graph, std, steps, frac_bits)
+    log(
+        f"[export] VN on standard processes ({len(std.populations)} SigmaDelta populations, "
+        f"{len(std.projections)} Sparse): final-code error against the VN engine over {steps} "
+        f"steps max {err:.3g}"
+    )
+    return std, {"populations": len(std.populations), "code_max_abs_error": err}
 
 
 def _deployment(loaded: LoadedModel, graph: Graph, hardware: str, out: Path, log) -> dict:
@@ -261,6 +281,15 @@ def _verify_split(bundle: Path, steps: int, log) -> dict:
     if not r["passed"]:
         raise AtomsparkError(f"Lava verification failed: {r['lava_vs_engine']}")
     return {k: r[k] for k in ("passed", "lava_vs_engine", "tolerance", "processes", "cores")}
+
+
+def _require_lava_target(to: str, **options: bool) -> None:
+    """Options that only the Lava export has are refused for other targets, in one line."""
+    why = {"verify": "only the Lava export is verified (on Lava's simulator)",
+           "standard": "only with --to lava (it chooses the Lava processes)"}  # fmt: skip
+    for name, given in options.items():
+        if given and to != "lava":
+            raise AtomsparkError(f"--{name}: {why[name]}")
 
 
 def _require_fixed(fixed: bool, **options: bool) -> None:
