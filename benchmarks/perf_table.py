@@ -520,7 +520,7 @@ def crossover_section(res: dict) -> list[str]:
         f"{_load_note(res)}. "
         + _crossover_sentence(res),
         "",
-        "| lam / max|S^T x| | non-zeros per code | working set | full ms / sample "
+        "| lam / max abs(S^T x) | non-zeros per code | working set | full ms / sample "
         "| working set ms / sample | full / working set | max difference (relative) |",
         "|---|---|---|---|---|---|---|",
     ]  # fmt: skip
