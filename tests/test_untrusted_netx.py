@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from tests.test_untrusted_models import assert_one_line_refusal, run_cli
+from test_untrusted_models import assert_one_line_refusal, run_cli
 
 h5py = pytest.importorskip("h5py")
 LIF = {"type": np.bytes_("CUBA"), "iDecay": 4096, "vDecay": 0, "vThMant": 1}
