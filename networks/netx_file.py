@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from atomspark.networks.hdf5_open import open_hdf5
 from atomspark.networks.netx_checks import (
     check_conv_geometry,
     check_file_contents,
@@ -90,19 +91,7 @@ class NetxNetwork:
 
 def read_netx(path: str | Path) -> NetxNetwork:
     """Parse a netx HDF5 file; any problem raises AtomsparkError with one line naming it."""
-    try:
-        import h5py
-    except ImportError as exc:
-        raise AtomsparkError("netx import needs h5py: pip install 'atomspark[netx]'") from exc
-    p = Path(path)
-    if not p.is_file():
-        raise AtomsparkError(f"NET: {p} is not a file (give a lava-dl netx .net HDF5 file)")
-    try:
-        f = h5py.File(p, "r", locking=False)
-    except OSError:
-        raise AtomsparkError(
-            f"NET: {p} is not an HDF5 file (give a lava-dl netx .net file)"
-        ) from None
+    h5py, f, p = open_hdf5(path, "NET", "netx", "lava-dl netx .net", locking=False)
     with f:
         check_file_contents(h5py, f, p)
         if "layer" not in f:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from atomspark.networks.hdf5_open import open_hdf5
 from atomspark.sim.core import AtomsparkError
 
 MAX_ELEMENTS = 2**26  # one parameter array (a 8192 x 8192 weight matrix)
@@ -59,17 +60,7 @@ def is_nir_file(path: str | Path) -> bool:
 
 def read_nir(path: str | Path) -> NirRecord:
     """Parse a NIR file; any problem raises AtomsparkError with one line naming it."""
-    try:
-        import h5py
-    except ImportError as exc:
-        raise AtomsparkError("NIR import needs h5py: pip install 'atomspark[netx]'") from exc
-    p = Path(path)
-    if not p.is_file():
-        raise AtomsparkError(f"GRAPH: {p} is not a file (give a NIR .nir HDF5 file)")
-    try:
-        f = h5py.File(p, "r")
-    except OSError:
-        raise AtomsparkError(f"GRAPH: {p} is not an HDF5 file (give a NIR .nir file)") from None
+    _, f, p = open_hdf5(path, "GRAPH", "NIR", "NIR .nir")
     with f:
         if "node" not in f:
             raise AtomsparkError(f"GRAPH: {p} has no 'node' group: not a NIR graph")

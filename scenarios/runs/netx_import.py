@@ -4,15 +4,18 @@ with NeuroBench's metrics. Writes import.json and profile.json to --out."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
-from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
 from atomspark.networks.netx_file import read_netx
 from atomspark.networks.netx_graph import netx_graph
+from atomspark.scenarios.runs.import_outputs import (
+    neuromorphic_hardware,
+    prediction_line,
+    write_import,
+)
 from atomspark.scenarios.runs.netx_predict import predict, sample_inputs
-from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
+from atomspark.sim.core import require_int
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
 from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
@@ -34,9 +37,7 @@ def import_network(
     samples = require_int("--samples", samples, minimum=1)
     net = read_netx(net_path)
     steps = require_int("--steps", steps if steps is not None else net.steps_per_sample or 16, 1)
-    hw = load_hardware(hardware)
-    if not isinstance(hw, NeuromorphicHardware):
-        raise AtomsparkError(f"--hardware {hardware}: needs a neuromorphic preset (cores)")
+    hw = neuromorphic_hardware(hardware)
     ng = netx_graph(net)
     inputs = sample_inputs(net, ng, input_spec, samples, steps)
     folder = prepare_run_folder(out, "import", "overwrite" if overwrite else "new", OUTPUTS)
@@ -58,14 +59,7 @@ def import_network(
     }
     log(f"[import] NeuroBench: {format_neurobench(result['neurobench'])}")
     p = result["prediction"]
-    log(
-        f"[import] {hw.name}: {p['cores']} cores, {p['inferences_per_s']:.4g} inferences/s, "
-        f"{p['energy_per_inference_j'] * 1e3:.4g} mJ/inference (static "
-        f"{p['static_energy_per_inference_j'] * 1e3:.4g}, dynamic "
-        f"{p['dynamic_energy_per_inference_j'] * 1e3:.4g})"
-    )
-    pred.profile.to_json(folder / "profile.json")
-    atomic_write_text(folder / "import.json", json.dumps(result, indent=2))
-    log(f"[import] wrote {folder}/import.json, profile.json")
+    log(prediction_line(hw.name, p))
+    write_import(folder, pred, result, log)
     finish_run(folder)  # after the last file: the run is complete
     return result

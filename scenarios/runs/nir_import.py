@@ -5,19 +5,23 @@ inference with NeuroBench's metrics: the same prediction and outputs as a netx i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.energy import estimate_energy
-from atomspark.mapping.hardware import NeuromorphicHardware, load_hardware
+from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.networks.engine_run import concat_profiles
 from atomspark.networks.nir_file import read_nir
 from atomspark.networks.nir_graph import NirGraph, convention, nir_graph
 from atomspark.networks.nir_run import run_nir
+from atomspark.scenarios.runs.import_outputs import (
+    neuromorphic_hardware,
+    prediction_line,
+    write_import,
+)
 from atomspark.scenarios.runs.netx_predict import Prediction, place_within_fan_out
-from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
+from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.engine import Engine
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
 from atomspark.sim.run_folder import prepare_run_folder
@@ -82,9 +86,7 @@ def import_nir(
     samples = require_int("--samples", samples, minimum=1)
     steps = require_int("--steps", steps if steps is not None else DEFAULT_STEPS, 1)
     ng = load_nir(path, producer, dt)
-    hw = load_hardware(hardware)
-    if not isinstance(hw, NeuromorphicHardware):
-        raise AtomsparkError(f"--hardware {hardware}: needs a neuromorphic preset (cores)")
+    hw = neuromorphic_hardware(hardware)
     inputs = input_spikes(ng, input_spec, samples, steps)
     from atomspark.mapping.costs import price_dense
 
@@ -116,18 +118,11 @@ def import_nir(
     }
     log(f"[import] NeuroBench: {format_neurobench(result['neurobench'])}")
     p = result["prediction"]
-    log(
-        f"[import] {hw.name}: {p['cores']} cores, {p['inferences_per_s']:.4g} inferences/s, "
-        f"{p['energy_per_inference_j'] * 1e3:.4g} mJ/inference (static "
-        f"{p['static_energy_per_inference_j'] * 1e3:.4g}, dynamic "
-        f"{p['dynamic_energy_per_inference_j'] * 1e3:.4g})"
-    )
+    log(prediction_line(hw.name, p))
     log(
         f"[import] {dense.hardware} dense equivalent of the same {steps} steps: "
         f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us per inference "
         f"({dense.energy_j / p['energy_per_inference_j']:.3g}x the chip's energy)"
     )
-    pred.profile.to_json(folder / "profile.json")
-    atomic_write_text(folder / "import.json", json.dumps(result, indent=2))
-    log(f"[import] wrote {folder}/import.json, profile.json")
+    write_import(folder, pred, result, log)
     return result
