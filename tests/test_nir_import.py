@@ -14,6 +14,7 @@ from atomspark.networks.nir_graph import convention, nir_graph
 from atomspark.networks.nir_run import run_nir
 from atomspark.scenarios.cli.main import main
 from atomspark.sim.core import AtomsparkError
+from atomspark.sim.run_folder import read_marker
 
 h5py = pytest.importorskip("h5py")
 nir = pytest.importorskip("nir")
@@ -220,6 +221,7 @@ def test_import_command_profiles_a_producer_file(tmp_path, capsys):
     gpu = res["gpu_dense_equivalent"]  # the chip-vs-GPU row: the same network run densely
     assert gpu["hardware"] == "h100" and gpu["energy_j"] > 0 and gpu["time_s"] > 0
     assert "relay (input)" in capsys.readouterr().out
+    assert read_marker(out)["state"] == "finished"  # marked complete after its last file
 
 
 def test_content_decides_nir_or_netx():

@@ -117,15 +117,8 @@ def train(
         raise AtomsparkError("--resume and --overwrite: choose one")
     check_memory(cfg)
     mode = "resume" if resume else "overwrite" if overwrite else "new"
-    out = prepare_run_folder(
-        out_dir,
-        "train",
-        mode,
-        TRAIN_OUTPUTS,
-        legacy_files=(CHECKPOINT,),
-        resumable=True,
-        resume_file=CHECKPOINT,
-    )
+    out = prepare_run_folder(out_dir, "train", mode, TRAIN_OUTPUTS, legacy_files=(CHECKPOINT,),
+                             resumable=True, resume_file=CHECKPOINT)  # fmt: skip
     state = load_checkpoint(out / CHECKPOINT, cfg["task"]) if resume else None
     changes = [] if state is None else check_resume_config(state["config"], cfg)
     device = select_device(cfg["device"])

@@ -24,7 +24,7 @@ from atomspark.scenarios.runs.netx_predict import Prediction, place_within_fan_o
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.engine import Engine
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
-from atomspark.sim.run_folder import prepare_run_folder
+from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 OUTPUTS = ("import.json", "profile.json")
 DEFAULT_STEPS = 50
@@ -125,4 +125,5 @@ def import_nir(
         f"({dense.energy_j / p['energy_per_inference_j']:.3g}x the chip's energy)"
     )
     write_import(folder, pred, result, log)
+    finish_run(folder)  # after the last file: the run is complete
     return result
