@@ -32,7 +32,8 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from atomspark.sim import run_lock
@@ -263,6 +264,20 @@ def finish_run(folder: str | os.PathLike) -> None:
 def release_run(folder: str | os.PathLike) -> None:
     """Release the lock of a run that stops without finishing (its marker says "running")."""
     run_lock.release(Path(folder))
+
+
+@contextmanager
+def lock_released_after(folder: str | os.PathLike) -> Iterator[None]:
+    """Let go of the run's lock when the block ends, early or refused (its marker keeps saying
+    "running"); a full disk (OSError) keeps it until exit, so `disk_full_message` names the run."""
+    try:
+        yield
+    except OSError:
+        raise
+    except BaseException:
+        release_run(folder)
+        raise
+    release_run(folder)
 
 
 def _write_marker(folder: Path, command: str, state: str, created: str | None = None) -> None:

@@ -168,8 +168,9 @@ def test_cpu_is_timed_and_says_it_has_no_counter():
 
 
 def test_compare_labels_measured_and_modelled_figures(monkeypatch):
+    from atomspark.networks.torch_path.vn_trainer import VN_TRAINER
     from atomspark.networks.vn.model import VNModel
-    from atomspark.scenarios.compare import chip_vs_gpu as compare
+    from atomspark.scenarios.compare import compare_common
 
     model = VNModel.random(6, [(5, 4)], lam=0.1, seed=0)
     x = np.random.default_rng(0).normal(size=(4, 6))
@@ -188,8 +189,10 @@ def test_compare_labels_measured_and_modelled_figures(monkeypatch):
         idle_power_w=60.0,
         energy_per_call_j=4.8,
     )
-    monkeypatch.setattr(compare, "measure", lambda work, device: measured)
-    entry, _ = compare._torch_backend("vn", model, x, cpu, torch.float64, "h100", dense)
+    monkeypatch.setattr(compare_common, "measure", lambda work, device: measured)
+    entry, _ = compare_common.torch_backend(
+        VN_TRAINER.forward, model, x, cpu, torch.float64, "h100", dense
+    )
     assert entry["energy_source"].startswith("measured (board minus idle)")
     assert entry["energy_per_sample_j"] == pytest.approx(4.8 / 4)
     assert entry["board_energy_per_sample_j"] == pytest.approx(6.0 / 4)
@@ -206,8 +209,10 @@ def test_compare_labels_measured_and_modelled_figures(monkeypatch):
         idle_power_w=None,
         energy_per_call_j=None,
     )
-    monkeypatch.setattr(compare, "measure", lambda work, device: unmeasured)
-    entry, _ = compare._torch_backend("vn", model, x, cpu, torch.float64, "h100", dense)
+    monkeypatch.setattr(compare_common, "measure", lambda work, device: unmeasured)
+    entry, _ = compare_common.torch_backend(
+        VN_TRAINER.forward, model, x, cpu, torch.float64, "h100", dense
+    )
     assert entry["energy_source"].startswith("model (not measured: pynvml is not installed)")
     assert entry["energy_per_sample_j"] == dense.energy_j
     assert entry["modelled_time_per_sample_s"] == dense.time_s

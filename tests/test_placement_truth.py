@@ -15,6 +15,7 @@ from atomspark.mapping.energy import estimate_energy
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.layouts import fit_graph
 from atomspark.mapping.quantize import quantize_lif_graph, quantize_rsgn_graph, quantize_vn_graph
+from atomspark.mapping.vn_standard import vn_standard_graph
 from atomspark.networks import rsgn
 from atomspark.networks.rsgn_compile import compile_rsgn_tokens
 from atomspark.networks.vn import VNModel
@@ -55,6 +56,9 @@ def _graphs() -> dict[str, tuple[Graph, np.ndarray | None]]:
         "rsgn": (published, positions),
         "rsgn_fixed": (quantize_rsgn_graph(published), positions),
         "rsgn_fixed_split": (quantize_rsgn_graph(published, split_w_h=True), positions),
+        # sigma-delta units as VN's standard-process export builds them (two per signed atom)
+        "sigma_delta": (vn_standard_graph(vn), None),
+        "sigma_delta_fixed": (vn_standard_graph(vn, frac_bits=12), None),
     }
 
 

@@ -51,7 +51,7 @@ from atomspark.networks.torch_path.slow_torch import DeviceRewardBaseline
 from atomspark.networks.torch_path.train_step import LossNotFinite
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.progress import progress as progress_bar
-from atomspark.sim.run_folder import finish_run, prepare_run_folder
+from atomspark.sim.run_folder import finish_run, lock_released_after, prepare_run_folder
 from tqdm.auto import tqdm
 
 __all__ = [
@@ -105,11 +105,9 @@ def train(
 
     out_dir must be new or empty, unless resume=True (continue from its checkpoint.pt, with the
     same config; epochs may grow) or overwrite=True (delete the previous run's outputs first).
-    max_steps stops early (after writing a checkpoint) once that many steps are done in total:
-    used to interrupt a run on purpose. Ctrl-C stops after the current step with a checkpoint
-    and raises TrainingInterrupted. The run's device, dtype, TF32 and determinism settings are
-    pinned for its duration and recorded in the checkpoint and final_metrics.json ("numerics").
-    """
+    max_steps stops early (after a checkpoint) once that many steps are done in total; Ctrl-C
+    stops after the current step with a checkpoint and raises TrainingInterrupted. Device,
+    dtype, TF32 and determinism are pinned for the run and recorded ("numerics")."""
     cfg = validate_config(config) if isinstance(config, dict) else load_config(config)
     if not isinstance(out_dir, (str, os.PathLike)):
         raise AtomsparkError(f"out_dir: expected a folder path, got {type(out_dir).__name__}")
@@ -119,6 +117,12 @@ def train(
     mode = "resume" if resume else "overwrite" if overwrite else "new"
     out = prepare_run_folder(out_dir, "train", mode, TRAIN_OUTPUTS, legacy_files=(CHECKPOINT,),
                              resumable=True, resume_file=CHECKPOINT)  # fmt: skip
+    with lock_released_after(out):  # an early stop or a refusal lets go of the folder
+        return _train_in(out, cfg, resume, progress, max_steps)
+
+
+def _train_in(out: Path, cfg: dict, resume: bool, progress: bool, max_steps: int | None):
+    """The run inside its locked folder: restore or start, then train."""
     state = load_checkpoint(out / CHECKPOINT, cfg["task"]) if resume else None
     changes = [] if state is None else check_resume_config(state["config"], cfg)
     device = select_device(cfg["device"])
