@@ -26,6 +26,7 @@ from atomspark.networks.netx_graph import NETX_BIAS_EXP, NetxGraph
 from atomspark.scenarios.runs.engine import concat_profiles
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.engine import Engine
+from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
 
 
@@ -148,11 +149,25 @@ def predict(
     strategy: str = "sequential",
 ) -> Prediction:
     """Run, place (the project's placement) and price one inference per sample."""
-    prof = run_samples(ng, inputs, steps)
-    adj = ng.graph.unit_adjacency()
+    return price_inference(
+        ng.graph, run_samples(ng, inputs, steps), len(inputs), hw, strategy, steps
+    )
+
+
+def price_inference(
+    graph: Graph,
+    prof: Profile,
+    n_samples: int,
+    hw: NeuromorphicHardware,
+    strategy: str,
+    steps: int,
+) -> Prediction:
+    """Place a profiled graph (the project's placement) and price one inference per sample;
+    `steps` is what one inference takes on the engine."""
+    adj = graph.unit_adjacency()
     events = np.concatenate(prof.unit_events).astype(float)
     placement, cap = place_within_fan_out(adj, hw, strategy, events + 1.0)
-    report = estimate_energy(prof, placement, adj, hw, n_samples=len(inputs))
+    report = estimate_energy(prof, placement, adj, hw, n_samples=n_samples)
     return Prediction(prof, placement, report, steps, cap)
 
 

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from atomspark.mapping.energy import estimate_energy
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.networks.engine_run import concat_profiles
 from atomspark.networks.nir_file import read_nir
@@ -20,7 +19,7 @@ from atomspark.scenarios.runs.import_outputs import (
     prediction_line,
     write_import,
 )
-from atomspark.scenarios.runs.netx_predict import Prediction, place_within_fan_out
+from atomspark.scenarios.runs.netx_predict import Prediction, price_inference
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.engine import Engine
 from atomspark.sim.neurobench import format_neurobench, neurobench_metrics
@@ -61,11 +60,7 @@ def predict_nir(
     """Run each sample from rest, place (the project's placement) and price one inference."""
     eng = Engine(ng.graph)
     prof = concat_profiles([run_nir(ng, x, steps, eng).profile for x in inputs])
-    adj = ng.graph.unit_adjacency()
-    events = np.concatenate(prof.unit_events).astype(float)
-    placement, cap = place_within_fan_out(adj, hw, strategy, events + 1.0)
-    report = estimate_energy(prof, placement, adj, hw, n_samples=len(inputs))
-    return Prediction(prof, placement, report, steps + ng.latency, cap)
+    return price_inference(ng.graph, prof, len(inputs), hw, strategy, steps + ng.latency)
 
 
 def import_nir(
