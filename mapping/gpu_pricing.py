@@ -22,6 +22,13 @@ MEASURED (by the torch path on the same samples, scenarios/compare/gpu_side.py):
   more device-side step (a conditional node of the captured loop: one graph-step overhead), under
   "per-iteration" and "per-op" a host read of the flag (a synchronisation, priced as one more
   launch overhead: an estimate, the same order as a launch).
+* memory as it is: when an iteration's whole working set (weights, sparse indices and the batch's
+  per-sample operands, at the precision's width) fits in the GPU's L2 cache (`l2_bytes` of the
+  hardware file), only the first iteration of a phase reads it from main memory; every later one
+  reads it from L2 at `l2_bandwidth_bytes_per_s` (the cache keeps it across kernels and graph
+  steps). A working set larger than L2 is read from main memory every iteration (no partial
+  residency is credited). A persistent kernel that holds its operands in shared memory would be
+  faster still: not priced (it favours the chip).
 * batches run until their slowest sample converges: batch 1 uses each sample's own iteration
   count (the mean over samples), a larger batch the largest measured count.
 * energy = power x time with a two-level power model: the board draws its idle power while held
@@ -109,6 +116,7 @@ class GPUPrice:
     precision: str = "fp32"
     static_scope: str = "device"
     kernel: str = "dense"
+    memory_level: str = "main"  # "l2": every phase's working set stays in L2 after iteration 1
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -116,17 +124,35 @@ class GPUPrice:
         return out
 
 
+def working_set_bytes(ph: Phase, batch: int, precision: str) -> float:
+    """Bytes one iteration of `ph` reads for the batch at the precision's width."""
+    width = BYTES_PER_ELEMENT.get(precision, 4) / 4.0
+    return ph.weight_bytes * width + ph.index_bytes + batch * ph.sample_bytes * width
+
+
+def l2_resident(ph: Phase, hw: DenseHardware, batch: int, precision: str) -> bool:
+    """Whether the iteration's working set fits in the GPU's L2 (module docstring)."""
+    return 0 < working_set_bytes(ph, batch, precision) <= hw.l2_bytes and (
+        hw.l2_bandwidth_bytes_per_s > 0
+    )
+
+
 def _phase_step(
-    ph: Phase, hw: DenseHardware, batch: int, precision: str, launches: str, test: bool = False
+    ph: Phase,
+    hw: DenseHardware,
+    batch: int,
+    precision: str,
+    launches: str,
+    test: bool = False,
+    cached: bool = False,
 ):
     """(compute, memory, overhead) seconds of one iteration of `ph` for the batch; `test`: the
-    iteration also decides whether to stop (module docstring)."""
+    iteration also decides whether to stop; `cached`: its operands are read from L2 (module
+    docstring)."""
     gemm = ph.flops * ph.gemm_fraction
     compute = batch * (gemm / hw.peak_flops[precision] + (ph.flops - gemm) / hw.peak_flops["fp32"])
-    width = BYTES_PER_ELEMENT.get(precision, 4) / 4.0
-    memory = (ph.weight_bytes * width + ph.index_bytes + batch * ph.sample_bytes * width) / (
-        hw.bandwidth_bytes_per_s
-    )
+    bandwidth = hw.l2_bandwidth_bytes_per_s if cached else hw.bandwidth_bytes_per_s
+    memory = working_set_bytes(ph, batch, precision) / bandwidth
     overhead = {
         "per-op": ph.ops * hw.launch_overhead_s,
         "per-iteration": hw.launch_overhead_s,
@@ -170,17 +196,20 @@ def price_algorithm(
     hw, precision, batch = _checked(alg, gpu, batch, launches, precision, static_scope)
     total = kernel = iters = 0.0
     limits = {"launch": 0.0, "memory": 0.0, "compute": 0.0}
-    for ph in alg.phases:
+    resident = [l2_resident(ph, hw, batch, precision) for ph in alg.phases]
+    for ph, cached in zip(alg.phases, resident):
         n = ph.iterations_at(batch)
-        compute, memory, launch = _phase_step(
-            ph, hw, batch, precision, launches, alg.convergence_test
-        )
-        step = max(compute, memory, launch)
-        total += n * step
-        kernel += n * max(compute, memory)
+        # the first iteration fills L2 from main memory; later ones read L2 when it all fits
+        for count, from_l2 in ((min(n, 1.0), False), (max(n - 1.0, 0.0), cached)):
+            compute, memory, launch = _phase_step(
+                ph, hw, batch, precision, launches, alg.convergence_test, from_l2
+            )
+            step = max(compute, memory, launch)
+            total += count * step
+            kernel += count * max(compute, memory)
+            costs = {"launch": launch, "memory": memory, "compute": compute}
+            limits[max(costs, key=costs.get)] += count * step
         iters += n
-        costs = {"launch": launch, "memory": memory, "compute": compute}
-        limits[max(costs, key=costs.get)] += n * step
     busy = max(hw.busy_power_w, hw.idle_power_w)
     if static_scope == "device":
         energy = hw.idle_power_w * total + (busy - hw.idle_power_w) * kernel
@@ -201,6 +230,7 @@ def price_algorithm(
         precision=precision,
         static_scope=static_scope,
         kernel=alg.kernel,
+        memory_level="l2" if resident and all(resident) else "main",
     )
 
 
@@ -243,11 +273,17 @@ def assumptions(alg: DenseAlgorithm, gpu: str | DenseHardware, precision: str | 
     hw = load_hardware(gpu) if isinstance(gpu, str) else gpu
     precision = alg.precision if precision is None else precision
     ops = ", ".join(f"{p.name} {p.ops:.0f}" for p in alg.phases)
+    l2 = (
+        f"; a working set within its {hw.l2_bytes / 1e6:g} MB L2 is read from there at "
+        f"{hw.l2_bandwidth_bytes_per_s:.3g} B/s after the first iteration"
+        if hw.l2_bytes > 0
+        else ""
+    )
     return (
         f"GPU side: {alg.name}, {alg.iterations_per_sample():.0f} iterations per sample "
         f"({alg.iterations_source}); {precision} roofline on {hw.name} "
         f"({hw.peak_flops[precision]:.3g} FLOP/s matrix products, "
-        f"{hw.peak_flops['fp32']:.3g} FLOP/s other work, {hw.bandwidth_bytes_per_s:.3g} B/s); an "
+        f"{hw.peak_flops['fp32']:.3g} FLOP/s other work, {hw.bandwidth_bytes_per_s:.3g} B/s{l2}); an "
         f"iteration takes max(roofline, launch overhead): graph = "
         f"{hw.graph_step_overhead_s * 1e6:g} us per iteration, per-iteration = 1 host launch of "
         f"{hw.launch_overhead_s * 1e6:g} us, per-op = one per tensor op ({ops} per iteration); "

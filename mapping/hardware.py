@@ -119,6 +119,8 @@ class DenseHardware:
     launch_overhead_s: float
     busy_power_w: float = 0.0  # board power while kernels run (gpu_pricing's power model)
     graph_step_overhead_s: float = 0.0  # per iteration of a graph-captured / persistent solve
+    l2_bytes: float = 0.0  # on-die cache that keeps an iteration's operands (0: none modelled)
+    l2_bandwidth_bytes_per_s: float = 0.0  # read bandwidth of that cache
     sources: dict = field(default_factory=dict, repr=False, compare=False)
     kind: str = "dense"
 
@@ -201,6 +203,8 @@ def _base_unit(where: str, key: str) -> str | None:
             "energy_per_byte": "J",
             "launch_overhead_s": "s",
             "graph_step_overhead_s": "s",
+            "l2_bytes": "B",
+            "l2_bandwidth_bytes_per_s": "B/s",
         }[key]
     if where == "limits" and key in ("bytes_per_synapse", "synaptic_memory_bytes_per_core"):
         return "B"
@@ -326,8 +330,24 @@ def _dense(data: dict, rd: _Reader) -> DenseHardware:
         launch_overhead_s=rd.number(data, "launch_overhead_s", "dense"),
         busy_power_w=_busy_power(data, rd),
         graph_step_overhead_s=_graph_step(data, rd),
+        **_cache(data, rd),
         sources=rd.sources,
     )
+
+
+def _cache(data: dict, rd: _Reader) -> dict:
+    """l2_bytes and l2_bandwidth_bytes_per_s, both or neither (neither: no cache modelled, every
+    iteration reads main memory)."""
+    keys = ("l2_bytes", "l2_bandwidth_bytes_per_s")
+    given = [k for k in keys if k in data]
+    if not given:
+        return {}
+    if len(given) == 1:
+        missing = next(k for k in keys if k not in data)
+        raise AtomsparkError(
+            f"hardware {rd.origin}: '{given[0]}' needs '{missing}' too (give both or neither)"
+        )
+    return {k: rd.number(data, k, "dense") for k in keys}
 
 
 def _busy_power(data: dict, rd: _Reader) -> float:

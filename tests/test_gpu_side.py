@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import types
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -69,7 +70,7 @@ def _toy(iterations=(10, 30), ops=40.0) -> DenseAlgorithm:
 
 
 def test_roofline_launch_bound_and_power_model():
-    hw = load_hardware("h100")
+    hw = replace(load_hardware("h100"), l2_bytes=0.0)  # main memory every iteration
     alg = _toy()
     fused = price_algorithm(alg, hw, 1, "per-iteration")
     per_op = price_algorithm(alg, hw, 1, "per-op")
