@@ -4,7 +4,8 @@ The format (lava-dl `lava.lib.dl.netx.hdf5`, BSD-3): a group `layer/<i>` per lay
 ('input', 'conv', 'flatten', 'dense', ...), `shape` (C, H, W) or (n,), integer-valued `weight`
 and `bias` arrays, conv `stride`/`padding`/`dilation` in (H, W) order and `groups`, an optional
 `delay`, and a `neuron` group: type 'CUBA'/'LOIHI' (Loihi CUBA-LIF: iDecay, vDecay, vThMant) or
-'SDNN' (sigma-delta: vThMant, optional sigma_output). Values are Loihi fixed point already.
+'SDNN' (sigma-delta: vThMant, activation, optional sigma_output, whose presence alone makes the
+layer a Sigma, as in netx). Values are Loihi fixed point already.
 Only the records are built here; networks/netx_graph.py turns them into an engine Graph.
 """
 
@@ -42,6 +43,7 @@ class NetxNeuron:
     v_decay: int = 0  # 12-bit voltage decay (LIF); Lava's dv
     sigma_output: bool = False  # SDNN output layer: a Sigma, not a SigmaDelta
     message_bits: int | None = None
+    activation: str = "relu"  # SDNN: the file's 'activation' (netx runs ReLU whatever it says)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class NetxNetwork:
             neuron = "-" if n is None else f"{n.kind} vth={n.vth}"
             if n is not None and n.kind == "lif":
                 neuron += f" iDecay={n.i_decay} vDecay={n.v_decay}"
+            elif n is not None:
+                neuron += " sigma" if n.sigma_output else f" {n.activation}"
             shape = "x".join(map(str, ly.shape))
             lines.append(f"{i:<6}{ly.kind:<7}{shape:<16}{ker:<8}{st:<8}{pd:<8}{neuron}")
         return "\n".join(lines)
@@ -200,9 +204,10 @@ def _neuron(g, where: str) -> NetxNeuron | None:
             message_bits=bits,
         )
     if kind in SDNN_TYPES:
-        sigma = bool(read_int(n, "sigma_output", where, default=0, low=0, high=1))
-        return NetxNeuron("sdnn", vth=_int(n, "vThMant", where), sigma_output=sigma,
-                          message_bits=bits)  # fmt: skip
+        read_int(n, "sigma_output", where, default=0, low=0, high=1)  # checked; netx reads presence
+        act = read_text(n, "activation", f"{where} neuron") if "activation" in n else "relu"
+        return NetxNeuron("sdnn", vth=_int(n, "vThMant", where), sigma_output="sigma_output" in n,
+                          message_bits=bits, activation=act)  # fmt: skip
     raise AtomsparkError(
         f"NET {where}: neuron type {kind!r} is not supported (supported: CUBA/LOIHI LIF, SDNN)"
     )

@@ -1,5 +1,8 @@
 """Build an engine Graph (Loihi fixed point) from a netx network read by netx_file.py.
 
+A network is all CUBA-LIF or all sigma-delta (SDNN); SDNN layers become the engine's sigma-delta
+units as networks/netx_sdnn.py describes, on the same synapses as below.
+
 Semantics follow lava-dl netx 0.6 on Lava 0.10 (`hdf5.Network` with its `blocks`):
 - LIF layers are Lava LIFs with du = iDecay - 1, dv = vDecay, vth = vThMant, bias_mant = the
   layer's bias (per channel for conv), bias_exp = 6.
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from atomspark.networks.netx_file import NetxLayer, NetxNetwork
+from atomspark.networks.netx_sdnn import ENCODER_DELAY, sdnn_params
 from atomspark.sim import fixed_point as fx
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph, Population, Projection
@@ -52,6 +56,7 @@ class NetxGraph:
     layer_shapes: list[tuple[int, ...]]
     input_population: str
     input_is_bias: bool  # True: a netx input layer (driven through its bias), else a relay
+    input_is_encoder: bool = False  # an SDNN input layer: a delta encoder fed graded frames
 
 
 def netx_dense_weights(weight: np.ndarray, where: str) -> tuple[np.ndarray, int, int, str]:
@@ -126,27 +131,48 @@ def _flatten_order(shape: tuple[int, ...]) -> np.ndarray:
     return (ch * h * w + y * w + x).ravel()
 
 
+def _layer_bias(layer: NetxLayer, where: str):
+    """The layer's bias per unit in (x, y, c) order (a conv's per-channel bias tiled), or 0."""
+    if layer.bias is None or layer.kind == "input":
+        return 0
+    b = layer.bias.reshape(-1)
+    if layer.kind == "conv" and b.size == layer.shape[0]:
+        b = np.tile(b, layer.size // b.size)  # (x, y, c) order: channel is fastest
+    if b.size not in (1, layer.size):
+        raise AtomsparkError(f"NET {where}: bias of size {b.size} does not fit the layer")
+    return b
+
+
 def _lif(layer: NetxLayer, where: str) -> LIFFixedParams:
     n = layer.neuron
     if n is None:  # no neuron group: an approximation of netx's default (module docstring)
         return LIFFixedParams(du=4095, dv=0, vth=2**17 - 1)
-    if n.kind != "lif":
-        raise AtomsparkError(
-            f"NET {where}: sigma-delta (SDNN) neurons are read but the event engine has no "
-            f"sigma-delta unit model; only CUBA-LIF networks run"
-        )
-    bias = 0
-    if layer.bias is not None and layer.kind != "input":
-        b = layer.bias.reshape(-1)
-        if layer.kind == "conv" and b.size == layer.shape[0]:
-            b = np.tile(b, layer.size // b.size)  # (x, y, c) order: channel is fastest
-        if b.size not in (1, layer.size):
-            raise AtomsparkError(f"NET {where}: bias of size {b.size} does not fit the layer")
-        bias = b
+    bias = _layer_bias(layer, where)
     if not 1 <= n.i_decay <= 4096:
         raise AtomsparkError(f"NET {where}: iDecay must be in [1, 4096], got {n.i_decay}")
     return LIFFixedParams(du=n.i_decay - 1, dv=n.v_decay, vth=n.vth, bias_mant=bias,
                           bias_exp=NETX_BIAS_EXP)  # fmt: skip
+
+
+def _neuron_kind(net: NetxNetwork) -> str:
+    """'sdnn' or 'lif' (a layer without a neuron group is netx's default LIF); one per network."""
+    kinds = ["lif" if ly.neuron is None else ly.neuron.kind for ly in net.layers
+             if ly.kind != "input" or ly.neuron is not None]  # fmt: skip
+    if len(set(kinds)) > 1:
+        i = next(i for i, ly in enumerate(net.layers)
+                 if (ly.neuron.kind if ly.neuron else "lif") != kinds[0])  # fmt: skip
+        raise AtomsparkError(
+            f"NET layer {i}: mixes {kinds[0].upper()} and "
+            f"{'LIF' if kinds[0] == 'sdnn' else 'SDNN'} neurons; networks of one neuron type "
+            "are imported"
+        )
+    return kinds[0] if kinds else "lif"
+
+
+def _params(layer: NetxLayer, where: str, kind: str):
+    if kind == "sdnn":
+        return sdnn_params(layer, where, _layer_bias(layer, where))
+    return _lif(layer, where)
 
 
 def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGraph:
@@ -154,9 +180,12 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
     (default 0, which is what an input layer without a bias gets)."""
     pops, projs, names, shapes = [], [], [], []
     first = net.layers[0]
-    bias_driven = first.kind == "input" and first.neuron is not None
+    kind = _neuron_kind(net)
+    has_input = first.kind == "input" and first.neuron is not None
+    bias_driven = has_input and kind == "lif"
+    encoder = has_input and kind == "sdnn"  # graded frames enter through the delta encoder
     layers, prev_shape, start = net.layers, None, 0
-    if not bias_driven:  # external spikes enter through a relay population
+    if not has_input:  # external spikes enter through a relay population
         relay_shape = first.shape if first.kind == "input" else (first.weight.shape[1],)
         if first.kind == "input":
             layers, start = net.layers[1:], 1
@@ -168,7 +197,7 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
         where = f"layer {i}"
         name = f"L{i}_{layer.kind}"
         try:
-            params = _lif(layer, where)
+            params = _params(layer, where, kind)
         except AtomsparkError as exc:  # bit-width checks of the unit model name the layer
             text = str(exc)
             raise AtomsparkError(
@@ -177,7 +206,7 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
         if layer.kind == "input":
             if i:
                 raise AtomsparkError(f"NET {where}: an input layer must come first")
-            if input_bias is not None:
+            if input_bias is not None and bias_driven:
                 params = LIFFixedParams(du=params.du, dv=params.dv, vth=params.vth,
                                         bias_mant=input_bias, bias_exp=NETX_BIAS_EXP)  # fmt: skip
         try:
@@ -187,14 +216,17 @@ def netx_graph(net: NetxNetwork, input_bias: np.ndarray | None = None) -> NetxGr
         if layer.kind == "conv":
             if prev_shape is None or len(prev_shape) != 3:
                 raise AtomsparkError(f"NET {where}: a conv layer needs a (C, H, W) layer before it")
-            projs.append(Projection(names[-1], name, conv_matrix(layer, prev_shape, where)))
+            delay = ENCODER_DELAY if encoder and len(names) == 1 else 1
+            mat = conv_matrix(layer, prev_shape, where)
+            projs.append(Projection(names[-1], name, mat, delays=delay))
         elif layer.kind == "dense":
-            projs.append(_dense_projection(layer, names[-1], name, prev_shape, where))
+            extra = ENCODER_DELAY - 1 if encoder and len(names) == 1 else 0
+            projs.append(_dense_projection(layer, names[-1], name, prev_shape, where, extra))
         names.append(name)
         shapes.append(layer.shape)
         prev_shape = layer.shape
     graph = Graph(pops, projs)
-    return NetxGraph(graph, names, shapes, names[0], bias_driven)
+    return NetxGraph(graph, names, shapes, names[0], bias_driven, encoder)
 
 
 def effective_dense_weights(layer: NetxLayer, where: str) -> np.ndarray:
@@ -211,14 +243,16 @@ def effective_dense_weights(layer: NetxLayer, where: str) -> np.ndarray:
     return w >> -exp
 
 
-def _dense_projection(layer, source: str, target: str, prev_shape, where: str) -> Projection:
+def _dense_projection(
+    layer, source: str, target: str, prev_shape, where: str, extra_delay: int = 0
+) -> Projection:
     n_in = int(np.prod(prev_shape))
     if layer.weight.shape[1] != n_in:
         raise AtomsparkError(
             f"NET {where}: weight has {layer.weight.shape[1]} inputs, the layer before has {n_in}"
         )
     w = effective_dense_weights(layer, where)[:, _flatten_order(prev_shape)]
-    delays = 1
+    delays = 1 + extra_delay
     if layer.delay is not None:
         d = np.minimum(layer.delay, 62)  # netx clamps delays to 62
         if d.size == 1:
@@ -231,7 +265,7 @@ def _dense_projection(layer, source: str, target: str, prev_shape, where: str) -
             d = d[:, _flatten_order(prev_shape)]
         else:
             raise AtomsparkError(f"NET {where}: delay of shape {d.shape} fits no weight axis")
-        delays = d + 1  # Lava's delay 0 is Dense's one-step buffer, the engine's delay 1
+        delays = d + 1 + extra_delay  # Lava's delay 0 is Dense's one-step buffer: engine's 1
         delays = int(delays.flat[0]) if np.all(delays == delays.flat[0]) else delays
     if not np.isscalar(delays):
         delays = _all_entries(delays)

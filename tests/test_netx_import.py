@@ -194,16 +194,6 @@ def test_bad_file_gives_one_line(tmp_path, capsys, layers, fragment):
     assert not out.exists()
 
 
-def test_sdnn_network_is_read_then_refused_in_one_line(tmp_path):
-    sd = {"type": "SDNN", "vThMant": 6, "activation": "relu"}
-    path = _write(tmp_path / "s.net", {"0": {"type": np.bytes_("dense"), "shape": [2],
-                  "weight": np.ones((2, 3)), "neuron": sd}})  # fmt: skip
-    net = read_netx(path)
-    assert net.layers[0].neuron.kind == "sdnn" and net.layers[0].neuron.vth == 6
-    with pytest.raises(AtomsparkError, match="sigma-delta"):
-        netx_graph(net)
-
-
 def test_not_hdf5_and_missing_file(tmp_path):
     junk = tmp_path / "junk.net"
     junk.write_text("hello")

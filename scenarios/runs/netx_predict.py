@@ -10,7 +10,9 @@ Inputs (`input_spec`):
 - ``gray:LEVEL``: every pixel LEVEL in [0, 1].
 - ``rate:P[:SEED]``: for networks without an input layer, Bernoulli(P) spikes per step.
 Pixels become the input layer's bias_mant as in the netx PilotNet tutorial's data set:
-int32(2 w x - w + b) with the layer's transform (w, b), in (x, y, c) order.
+int32(2 w x - w + b) with the layer's transform (w, b), in (x, y, c) order. A sigma-delta
+(SDNN) network takes the same integers as graded input of its delta encoder, the frame held for
+every step of the sample (the encoder sends it once, then only what changes: nothing).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, step
     """The drive of each sample for `spec` (see the module docstring)."""
     head, rest = _spec_parts(spec)
     first = net.layers[0]
-    if ng.input_is_bias:
+    if ng.input_is_bias or ng.input_is_encoder:
         if len(first.shape) != 3:
             raise AtomsparkError(
                 f"NET layer 0: an input layer drives image frames and needs a (C, H, W) shape, "
@@ -66,8 +68,9 @@ def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, step
             )
         c, h, w = first.shape
         if head == "zero":
-            return [SampleInput(bias=np.zeros(first.size, np.int64))] * samples
-        if head == "uniform":
+            frames = [np.zeros((w, h, c))] * samples
+            wt, b = 0, 0
+        elif head == "uniform":
             rng = np.random.default_rng(_number(spec, rest[0], int, "SEED") if rest else 0)
             frames = [rng.uniform(0.0, 1.0, (w, h, c)) for _ in range(samples)]
         elif head == "gray" and len(rest) == 1:
@@ -80,10 +83,12 @@ def sample_inputs(net: NetxNetwork, ng: NetxGraph, spec: str, samples: int, step
                 f"--input {spec!r}: for a network with an input layer use zero, uniform[:SEED] "
                 "or gray:LEVEL"
             )
-        wt, b = first.input_weight, first.input_bias
-        return [
-            SampleInput(bias=(2 * wt * f - wt + b).astype(np.int32).reshape(-1)) for f in frames
-        ]
+        if head != "zero":
+            wt, b = first.input_weight, first.input_bias
+        values = [(2 * wt * f - wt + b).astype(np.int32).reshape(-1) for f in frames]
+        if ng.input_is_encoder:
+            return [SampleInput(spikes=np.tile(v.astype(np.float64), (steps, 1))) for v in values]
+        return [SampleInput(bias=v.astype(np.int64)) for v in values]
     n_in = ng.graph.population(ng.input_population).size
     if head == "zero":
         return [SampleInput(spikes=np.zeros((steps, n_in)))] * samples
