@@ -50,8 +50,8 @@ SCALED = {
     "gpu_idle_power": "GPU idle power (estimate: 10 % of TDP)",
     "gpu_busy_power": "GPU busy power (estimate: third-party readings)",
     "gpu_launch_overhead": "GPU launch and graph-step overheads (estimates)",
-    "chip_static_power": "chip static power (estimate from Loihi 1 system power)",
-    "chip_op_energy": "chip per-operation energies (estimates from Loihi 1)",
+    "chip_static_power": "chip static power (the preset's measured band, else x0.5/x2)",
+    "chip_op_energy": "chip per-operation energies (the preset's fit band, else x0.5/x2)",
 }
 CHOICES = ("static_scope", "launch_model", "precision", "kernel", "placement")
 BEST_PRACTICE_LAUNCHES = ("graph", "per-iteration")  # per-op (eager) is a strawman
@@ -83,6 +83,10 @@ class ChipRow:
     # own, `placements` empty); empty: this row is the only placement
     placements: tuple = field(default=(), repr=False, compare=False)
     bound: object = field(default=None, repr=False, compare=False)  # oracle-stopped lower bound
+    # scales the range tries for the chip's constants (mapping/chip_bands.py: from the preset's
+    # silicon fit); a constant not named here is tried at SCALES
+    bands: dict = field(default_factory=dict, compare=False)
+    bias: str = ""  # the direction of the bias left in the headline (mapping/chip_bands.py)
 
     def options(self) -> tuple:
         return self.placements or (self,)
@@ -139,6 +143,8 @@ class ChipRow:
             "stop_rule": self.stop_rule,
             "stop_detail": self.stop_detail,
             "problems": list(self.problems),
+            "bias": self.bias,
+            "bands": {k: list(v) for k, v in self.bands.items()},
         }
 
 
@@ -244,10 +250,11 @@ def _ratio(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> flo
     return price.energy_j / max(_chip_energy(chip, a, throughput), 1e-300)
 
 
-def _alternatives(a: Assumptions) -> dict[str, tuple]:
+def _alternatives(a: Assumptions, chip: ChipRow | None = None) -> dict[str, tuple]:
     """The range's alternatives (module docstring): best-practice choices, unless fixed, and each
-    estimated constant at half and double. Precision and kernel are the cheapest passing ones
-    (None) unless the user fixed them."""
+    estimated constant at half and double, or over the band the chip's calibrated preset sets
+    (chip.bands). Precision and kernel are the cheapest passing ones (None) unless the user
+    fixed them."""
     choices = {
         "static_scope": STATIC_SCOPES,
         "launch_model": BEST_PRACTICE_LAUNCHES,
@@ -258,7 +265,8 @@ def _alternatives(a: Assumptions) -> dict[str, tuple]:
     for name in CHOICES:
         if name in a.fixed or name in ("precision", "kernel"):
             choices[name] = (getattr(a, name),)
-    return {**choices, **{name: SCALES for name in SCALED}}
+    bands = chip.bands if chip is not None else {}
+    return {**choices, **{name: tuple(bands.get(name, SCALES)) for name in SCALED}}
 
 
 def _with(a: Assumptions, name: str, value) -> Assumptions:
@@ -268,8 +276,8 @@ def _with(a: Assumptions, name: str, value) -> Assumptions:
     return replace(a, **{name: value})
 
 
-def _combinations(a: Assumptions):
-    alts = _alternatives(a)
+def _combinations(a: Assumptions, chip: ChipRow | None = None):
+    alts = _alternatives(a, chip)
     names = list(alts)
     for combo in itertools.product(*(alts[n] for n in names)):
         vals = dict(zip(names, combo))
@@ -282,7 +290,7 @@ def ratio_range(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -
     docstring): {"energy": (lo, hi), "time": (lo, hi)}."""
     gpu_scaled = ("gpu_idle_power", "gpu_busy_power", "gpu_launch_overhead")
     lo, hi, cache = {"energy": np.inf, "time": np.inf}, {"energy": -np.inf, "time": -np.inf}, {}
-    for trial in _combinations(a):
+    for trial in _combinations(a, chip):
         key = tuple(getattr(trial, n) for n in CHOICES if n != "placement") + tuple(
             trial.scale(n) for n in gpu_scaled
         )
@@ -303,7 +311,7 @@ def tornado(chip: ChipRow, variants, hw, a: Assumptions, throughput: bool) -> li
     swing first."""
     base = _ratio(chip, variants, hw, a, throughput)
     bars = []
-    for name, values in _alternatives(a).items():
+    for name, values in _alternatives(a, chip).items():
         if len(values) < 2:
             continue
         ratios = {_label(name, v): _ratio(chip, variants, hw, _with(a, name, v), throughput)
@@ -372,6 +380,7 @@ def compare_workload(
         "workload": name,
         "chip": (head[False] if chip.fits else chip).to_dict(a.static_scope),
         "fits": chip.fits,
+        "bias": chip.bias,
     }
     if chip.fits:
         out["chip"]["placements"] = [r.to_dict(a.static_scope) for r in chip.options()]
@@ -501,5 +510,6 @@ def format_results(results: dict[str, dict]) -> list[str]:
                 f"energy {q['ratio']:.3g}x (range {q['ratio_min']:.3g}-{q['ratio_max']:.3g}x), "
                 f"time {q['time_ratio']:.3g}x (range {q['time_ratio_min']:.3g}-"
                 f"{q['time_ratio_max']:.3g}x){oracle}"
+                + (f"; remaining bias: {r['bias']}" if r.get("bias") else "")
             )
     return lines

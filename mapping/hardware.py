@@ -16,6 +16,9 @@ from atomspark.sim.core import AtomsparkError
 from atomspark.sim.user_files import load_user_json
 
 DATA_DIR = Path(__file__).with_name("hardware_data")
+# the chip every pricing verb (demo, compare, profile, import) uses unless --hardware names
+# another: Loihi 2 calibrated on Intel's silicon measurement (docs/energy_validation.md)
+DEFAULT_CHIP = "loihi2-pilotnet"
 
 _OPS = (
     "synop",
@@ -92,6 +95,9 @@ class NeuromorphicHardware:
     limits: CoreLimits
     sources: dict = field(default_factory=dict, repr=False, compare=False)
     kind: str = "neuromorphic"
+    # a silicon fit (scenarios/runs/loihi2_calibrate.py): bands, op_attribution, op_energy, bias;
+    # empty for a preset not calibrated against a measurement
+    calibration: dict = field(default_factory=dict, repr=False, compare=False)
 
     def barrier_time(self, tiles_in_use: int) -> float:
         """Time-step barrier for `tiles_in_use` tiles, from the source's table."""
@@ -311,7 +317,31 @@ def _neuromorphic(data: dict, rd: _Reader) -> NeuromorphicHardware:
         barrier_interpolation=interp,
         limits=limits,
         sources=rd.sources,
+        calibration=_calibration(data, rd),
     )
+
+
+def _calibration(data: dict, rd: _Reader) -> dict:
+    """The optional 'calibration' section, checked: bands {name: [low, high]} around 1,
+    op_attribution {class: factor > 0}, op_energy > 0 and a bias sentence."""
+    cal = data.get("calibration")
+    if cal is None:
+        return {}
+    where = f"hardware {rd.origin}: 'calibration'"
+    if not isinstance(cal, dict) or not isinstance(cal.get("bias"), str):
+        raise AtomsparkError(f"{where} must be an object with a 'bias' sentence")
+    for name, band in (cal.get("bands") or {}).items():
+        ok = isinstance(band, list) and len(band) == 2 and all(_positive(v) for v in band)
+        if not ok or not band[0] <= 1.0 <= band[1]:
+            raise AtomsparkError(f"{where}.bands.{name} must be [low, high] with low <= 1 <= high")
+    factors = [cal.get("op_energy", 1.0), *(cal.get("op_attribution") or {}).values()]
+    if not all(_positive(v) for v in factors):
+        raise AtomsparkError(f"{where}: op_energy and op_attribution factors must be > 0")
+    return dict(cal)
+
+
+def _positive(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) and v > 0
 
 
 def _dense(data: dict, rd: _Reader) -> DenseHardware:

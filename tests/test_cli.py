@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, load_hardware
 from atomspark.networks import rsgn
 from atomspark.networks.vn import VNModel
 from atomspark.scenarios.cli.main import main
@@ -53,7 +53,7 @@ def test_profile_writes_costs_and_plots(model, request, tmp_path, capsys):
     assert costs["samples"] == 3 and costs["events_per_sample"] > 0
     chip = costs["costs"]["neuromorphic"]
     # the counted synaptic ops, priced (RSGN adds its nodes' internal W_h multiply-adds)
-    counted = costs["synops_per_sample"] * load_hardware("loihi2").energy.synop
+    counted = costs["synops_per_sample"] * load_hardware(DEFAULT_CHIP).energy.synop
     if model == "vn_file":
         assert chip["breakdown"]["synaptic_ops"] == pytest.approx(counted, rel=1e-12)
     else:

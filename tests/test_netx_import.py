@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from atomspark.mapping.hardware import DEFAULT_CHIP
 from atomspark.networks.netx_file import read_netx
 from atomspark.networks.netx_graph import NETX_BIAS_EXP, conv_matrix, netx_dense_weights, netx_graph
 from atomspark.scenarios.cli.main import main
@@ -216,6 +217,8 @@ def test_import_cli_writes_a_prediction(tmp_path, capsys):
         sum(v for k, v in p["breakdown_j"].items() if k != "static")
     )  # the parts add up (dynamic is not just energy minus static)
     text = capsys.readouterr().out
-    assert "[import] loihi2:" in text and "[import] NeuroBench: activation sparsity" in text
+    assert (
+        f"[import] {DEFAULT_CHIP}:" in text and "[import] NeuroBench: activation sparsity" in text
+    )
     nb = res["neurobench"]
     assert 0 < nb["activation_sparsity"] < 1 and nb["synaptic_operations"]["effective_acs"] > 0

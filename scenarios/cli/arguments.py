@@ -49,8 +49,10 @@ def ratio_assumptions(args: argparse.Namespace):
 
 
 def add_hardware(parser: argparse.ArgumentParser, help: str) -> None:
-    """--hardware: the neuromorphic preset (default loihi2)."""
-    parser.add_argument("--hardware", default="loihi2", help=help)
+    """--hardware: the neuromorphic preset (default: mapping/hardware.DEFAULT_CHIP)."""
+    from atomspark.mapping.hardware import DEFAULT_CHIP
+
+    parser.add_argument("--hardware", default=DEFAULT_CHIP, help=f"{help} (default {DEFAULT_CHIP})")
 
 
 def add_gpu(parser: argparse.ArgumentParser, help: str) -> None:

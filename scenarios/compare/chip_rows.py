@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from atomspark.mapping.chip_bands import bias_note, chip_bands
 from atomspark.mapping.chip_gpu_ratios import Assumptions, ChipRow
 from atomspark.mapping.costs import chip_cost
 from atomspark.mapping.hardware import NeuromorphicHardware
@@ -179,6 +180,8 @@ def _priced_row(rep, hw: NeuromorphicHardware, n_samples: int, took, stop_rule, 
         else 1,
         stop_rule=stop_rule,
         stop_detail=detail,
+        bands=chip_bands(hw, rep.breakdown),
+        bias=bias_note(hw, rep.breakdown),
     )
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import Assumptions, compare_workload
-from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, load_hardware
 from atomspark.networks.bounded_npz import read_npz
 from atomspark.networks.families import family_named
 from atomspark.networks.model_io import (
@@ -129,7 +129,7 @@ def compare(
     data,
     out_dir: str | os.PathLike,
     device: str | None = None,
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     gpu: str = "h100",
     fixed_point: bool = True,
     steps: int = VN_ENGINE_STEPS,

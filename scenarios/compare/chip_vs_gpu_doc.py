@@ -49,13 +49,13 @@ def _summary_table(results: dict) -> list[str]:
     out = [
         "| workload | fits | chip cores (batch 1 / throughput) | chip uJ (batch 1 / throughput) "
         "| GPU/chip energy, batch 1 | range | time, batch 1 | range | GPU/chip energy, "
-        "throughput | range | time, throughput | range |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "throughput | range | time, throughput | range | remaining bias |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, r in results.items():
         if not r["fits"]:
             out.append(f"| {name} | no | - | - | does not fit | - | - | - | does not fit | - | "
-                       "- | - |")  # fmt: skip
+                       "- | - | - |")  # fmt: skip
             continue
         b1, tp = r["batch_1"], r["throughput"]
         out.append(
@@ -66,7 +66,7 @@ def _summary_table(results: dict) -> list[str]:
                 for q in (b1, tp)
                 for k in ("ratio", "time_ratio")
             )
-            + " |"
+            + f" | {r.get('bias') or '-'} |"
         )
     return out
 
@@ -166,6 +166,8 @@ def _workload(name: str, r: dict) -> list[str]:
         f"Headline GPU: {r['headline']['precision']}, {r['headline']['kernel']} kernel, "
         f"{r['headline']['launch_model']} launches, {r['headline']['static_scope']} static scope.",
         "",
+        f"Remaining bias of this headline ({c['hardware']}): {r.get('bias') or 'not stated'}.",
+        "",
         "GPU precisions reaching the chip's accuracy: " + (", ".join(passing) or "none") + ". "
         "Tests: " + "; ".join(tests) + ".",
         "",
@@ -244,7 +246,9 @@ def _method(stops: dict) -> list[str]:
         "class on at least as many samples as the chip). Sparse RSGN is priced as a gather over "
         "its stored synapses as well as a dense product (the cheaper is the headline). Launch "
         "models: graph-captured or persistent (headline), one launch per iteration, one per "
-        "tensor op (eager). Batch 1 (latency) and the throughput-optimal batch.",
+        "tensor op (eager). Batch 1 (latency) and the throughput-optimal batch. Memory as it "
+        "is: an iteration whose whole working set fits the GPU's L2 cache (50 MB on the H100) "
+        "reads main memory only on its first iteration and L2 after that.",
         f"- **Only what a chip can do.** A VN sample runs a fixed step budget chosen on held-out "
         f"samples: the smallest budget at which the other samples' codes all stay within "
         f"{stops['VN settle']['target_rel_error']:g} of the converged reference (relative; the "
@@ -277,7 +281,12 @@ def _method(stops: dict) -> list[str]:
         "spread over more cores, not refused.",
         f"- **Ranges of best practice.** Lowest and highest ratio over: static scope, graph or "
         f"per-iteration launches, the placement objective (energy- or latency-optimal), and "
-        f"each estimate at half and double ({scales}); the GPU always on its cheapest passing "
+        f"each estimate over its band ({scales}): the GPU's estimates at half and double; the "
+        "chip's, with a preset calibrated against silicon (the default, `loihi2-pilotnet`, "
+        "docs/energy_validation.md), over what the fit leaves open: static power over the "
+        "measured per-chip figures, per-operation energy between the two extreme attributions "
+        "of the fit's misfit for the workload's own mix of operations; the GPU always on its "
+        "cheapest passing "
         "precision and kernel. A flag the user gives fixes that choice in the range too. "
         "Strawmen (eager per-op launches, a passing precision or kernel slower than another, a "
         "precision that misses the chip's accuracy) are in their own table below. Energy and "
@@ -319,10 +328,12 @@ def render(demo: dict, history: dict) -> str:
         "",
         "What a workload costs on Loihi 2 against an H100, per sample, with both sides at their "
         "best and charged the same way. Every ratio is GPU / chip, energy and time (> 1: the "
-        "chip uses less, or is faster), given as a headline and the range of best practice. All "
-        "figures are models (no chip and no GPU measured here); the Loihi 2 per-op energies and "
-        "static power are estimates derived from Loihi 1, and the GPU's idle and busy power and "
-        "launch overheads are labelled estimates (Sources below).",
+        "chip uses less, or is faster), given as a headline and the range of best practice, with "
+        "the direction of the bias the headline still carries. All figures are models (no chip "
+        "and no GPU measured here); the Loihi 2 per-op energies, times and static power are "
+        "Loihi 1-derived estimates fitted on Intel's Loihi 2 measurement of one LIF network "
+        "(preset `loihi2-pilotnet`, docs/energy_validation.md), and the GPU's idle and busy "
+        "power, L2 bandwidth and launch overheads are labelled estimates (Sources below).",
         "",
         "## Method",
         "",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import Assumptions, compare_workload, format_results
-from atomspark.mapping.hardware import hardware_sources, load_hardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, hardware_sources, load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs
 from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
@@ -182,7 +182,7 @@ def rsgn_section(
 def run_demo(
     out: str | Path = "results/demo",
     seed: int = 0,
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     gpu: str = "h100",
     log: Callable[[str], None] = print,
     overwrite: bool = False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from atomspark.mapping.hardware import DEFAULT_CHIP
 from atomspark.networks.netx_file import read_netx
 from atomspark.networks.netx_graph import netx_graph
 from atomspark.scenarios.runs.import_outputs import (
@@ -27,7 +28,7 @@ def import_network(
     input_spec: str = "zero",
     samples: int = 1,
     steps: int | None = None,
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     strategy: str = "sequential",
     out: str | Path = "results/import",
     overwrite: bool = False,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from atomspark.mapping.hardware import NeuromorphicHardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, NeuromorphicHardware
 from atomspark.networks.engine_run import concat_profiles
 from atomspark.networks.nir_file import read_nir
 from atomspark.networks.nir_graph import NirGraph, convention, nir_graph
@@ -68,7 +68,7 @@ def import_nir(
     input_spec: str = "zero",
     samples: int = 1,
     steps: int | None = None,
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     strategy: str = "sequential",
     out: str | Path = "results/import",
     overwrite: bool = False,

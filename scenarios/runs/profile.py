@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.costs import compare_costs
-from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, load_hardware
 from atomspark.mapping.plots import plot_activity, plot_costs, plot_raster
 from atomspark.networks.families import family_named
 from atomspark.networks.model_io import INPUT_HELD_BY, INPUT_LIMIT, check_representable, load_npy
@@ -79,7 +79,7 @@ def profile_model(
     model_path: str | Path,
     inputs: str,
     out: str | Path,
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     gpu: str = "h100",
     steps: int | None = None,
     strategy: str = "auto",
