@@ -142,6 +142,13 @@ class ChipRow:
             "steps_per_sample": self.steps,
             "stop_rule": self.stop_rule,
             "stop_detail": self.stop_detail,
+            "chip_steps_per_sample": (
+                self.report.chip_steps_per_sample if self.report is not None else None
+            ),
+            "microcode_uJ": self.report.breakdown.microcode * 1e6 if self.report else None,
+            "microcode_instructions_per_sample": (
+                self.report.microcode_instructions if self.report is not None else None
+            ),
             "problems": list(self.problems),
             "bias": self.bias,
             "bands": {k: list(v) for k, v in self.bands.items()},

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from atomspark.mapping.energy import DenseCost, EnergyReport, dense_cost, estimate_energy
+from atomspark.mapping.energy import (
+    DenseCost,
+    EnergyReport,
+    ProgramLoad,
+    dense_cost,
+    estimate_energy,
+)
 from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware, load_hardware
 from atomspark.mapping.layouts import Fit, fit_graph, macs_per_update, unit_width
 from atomspark.mapping.placement import Placement
@@ -186,11 +192,35 @@ def chip_cost(
     if not fit.fits:
         return fit, None
     scalar = fit.cmap.to_profile(profile)
+    barriers, programs = fit.cmap.barriers_per_step, None
+    if fit.split is not None:
+        barriers, programs = split_schedule(fit.split, profile.steps, n_samples, chip)
     report = estimate_energy(
         scalar, fit.placement, fit.cmap.adjacency, chip, n_samples=n_samples,
-        static_scope=static_scope, barriers_per_step=fit.cmap.barriers_per_step,
+        static_scope=static_scope, barriers_per_step=barriers, programs=programs,
     )  # fmt: skip
     return fit, report
+
+
+def split_schedule(
+    search, steps: int, n_samples: int, chip: NeuromorphicHardware
+) -> tuple[np.ndarray, ProgramLoad]:
+    """What the split bundle runs per profile step (mapping/lava/rsgn_split.py): each sample's
+    first engine step is the ignition's emit (one chip step, no program), every later one a model
+    step of PERIOD chip steps in which each core runs its programs' microcode (the block search's
+    per-core instruction counts, mapping/split_cores.split_core_costs, the bundle report's)."""
+    from atomspark.mapping.lava.rsgn_split import PERIOD
+    from atomspark.mapping.split_microcode import instruction_cost
+
+    per_sample = steps // n_samples if steps % n_samples == 0 else 0
+    model_step = np.ones(steps, bool)
+    if per_sample:
+        model_step[::per_sample] = False  # each sample's ignition
+    per_core = np.array([c.microcode_instructions for c in search.costs], float)
+    cost = instruction_cost(chip)
+    barriers = np.where(model_step, PERIOD, 1).astype(np.int64)
+    load = ProgramLoad(model_step[:, None] * per_core[None, :], cost["energy_j"], cost["time_s"])
+    return barriers, load
 
 
 def compare_costs(

@@ -10,9 +10,13 @@ Neuromorphic model (per step t, core c; all counts from the engine's Profile):
 - static power for the whole run time: per core in use (``static_scope="shared"``: the fraction
   of the chip the network uses) or for every core of every chip in use (``"device"``: the whole
   chip is held, as a GPU is charged its whole idle power; the default of chip-vs-GPU pricing).
-Time per step = the slowest core's work (synops + updates + spikes out + messages sent) + the
-barrier for the tiles in use (times `barriers_per_step` when one model step takes several chip
-time steps). Hop latency is pipelined in the mesh and is not added to the step.
+- microcode (`programs`, a ProgramLoad): the instructions a layout's own neuron programs run
+  beyond the standard updates (the split RSGN's, mapping/split_microcode.py), per core and step,
+  at a per-instruction energy and time.
+Time per step = the slowest core's work (synops + updates + spikes out + messages sent +
+microcode) + the barrier for the tiles in use (times `barriers_per_step`, the chip time steps one
+model step takes: a number, or one per profile step). Hop latency is pipelined in the mesh and
+is not added to the step.
 
 Dense model (GPU/CPU): ``dense_cost`` = roofline time max(flops/peak, bytes/bandwidth) plus launch
 overhead; energy = flops x E_flop + bytes x E_byte + idle power x time.
@@ -43,6 +47,7 @@ class EnergyBreakdown:
     spikes: float  # spike generation + within-tile message delivery
     routing: float  # mesh hops and chip crossings
     static: float
+    microcode: float = 0.0  # the layout's own programs (ProgramLoad)
 
     @property
     def total(self) -> float:
@@ -66,6 +71,12 @@ class EnergyReport:
     time_per_sample_s: float
     edp_js: float  # energy per sample x time per sample
     static_scope: str = "shared"  # "shared": cores in use; "device": whole chips in use
+    chip_steps: int = 0  # chip time steps of the whole run (barriers); 0: not recorded
+    microcode_instructions: float = 0.0  # per sample, every core's programs
+
+    @property
+    def chip_steps_per_sample(self) -> float:
+        return self.chip_steps / self.n_samples
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -74,6 +85,16 @@ class EnergyReport:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
+
+
+@dataclass(frozen=True)
+class ProgramLoad:
+    """Microcode a layout's neuron programs run beyond the standard updates: instructions per
+    profile step and core (steps, cores), and the energy and time of one instruction."""
+
+    instructions: np.ndarray
+    energy_j: float
+    time_s: float
 
 
 @dataclass(frozen=True)
@@ -150,7 +171,8 @@ def estimate_energy(
     hw: NeuromorphicHardware,
     n_samples: int = 1,
     static_scope: str = "shared",
-    barriers_per_step: int = 1,
+    barriers_per_step: int | np.ndarray = 1,
+    programs: ProgramLoad | None = None,
 ) -> EnergyReport:
     """Energy per sample with its breakdown, time per step and sample, and energy-delay product
     (static_scope and barriers_per_step: module docstring)."""
@@ -158,7 +180,7 @@ def estimate_energy(
         raise AtomsparkError(
             f"static_scope: choose one of {', '.join(STATIC_SCOPES)}, got {static_scope!r}"
         )
-    barriers_per_step = require_int("barriers_per_step", barriers_per_step, minimum=1)
+    barriers = _barriers(barriers_per_step, profile.steps)
     if not isinstance(hw, NeuromorphicHardware):
         raise AtomsparkError(
             f"hardware {getattr(hw, 'name', hw)!r} is not neuromorphic: use dense_cost for it"
@@ -182,7 +204,10 @@ def estimate_energy(
         + k["events"] * t.spike_out
         + k["messages"] * t.spike_local
     )
-    barrier = hw.barrier_time(tiles_used) * barriers_per_step
+    instructions = _program_instructions(programs, core_time.shape)
+    if programs is not None:
+        core_time = core_time + instructions * programs.time_s
+    barrier = hw.barrier_time(tiles_used) * barriers
     step_time = (core_time.max(axis=1) if core_time.size else np.zeros(profile.steps)) + barrier
     run_time = float(step_time.sum()) if profile.steps else 0.0
     chips_used = int(np.unique(chips).size)
@@ -198,6 +223,7 @@ def estimate_energy(
             + k["chip_crossings"].sum() * e.chip_hop
         ),
         static=float(hw.static_power_per_core_w * static_cores * run_time),
+        microcode=float(instructions.sum() * programs.energy_j) if programs is not None else 0.0,
     )
     per_sample = EnergyBreakdown(**{f: v / n_samples for f, v in asdict(run).items()})
     time_per_sample = run_time / n_samples
@@ -210,12 +236,34 @@ def estimate_energy(
         tiles_used=tiles_used,
         energy_per_sample_j=per_sample.total,
         breakdown=per_sample,
-        time_per_step_s=float(step_time.mean()) if profile.steps else barrier,
-        barrier_s=barrier,
+        time_per_step_s=float(step_time.mean()) if profile.steps else 0.0,
+        barrier_s=float(barrier.mean()) if profile.steps else 0.0,
         time_per_sample_s=time_per_sample,
         edp_js=per_sample.total * time_per_sample,
         static_scope=static_scope,
+        chip_steps=int(barriers.sum()),
+        microcode_instructions=float(instructions.sum()) / n_samples,
     )
+
+
+def _barriers(barriers_per_step, steps: int) -> np.ndarray:
+    """Chip time steps (barriers) of each profile step: one number for all, or one per step."""
+    if np.ndim(barriers_per_step) == 0:
+        return np.full(steps, require_int("barriers_per_step", barriers_per_step, minimum=1))
+    out = np.asarray(barriers_per_step)
+    if out.shape != (steps,) or not np.issubdtype(out.dtype, np.integer) or np.any(out < 1):
+        raise AtomsparkError(f"barriers_per_step: one integer >= 1 per step ({steps})")
+    return out.astype(np.int64)
+
+
+def _program_instructions(programs: ProgramLoad | None, shape: tuple) -> np.ndarray:
+    """A ProgramLoad's instructions as (steps, cores) of the run's core counts."""
+    if programs is None:
+        return np.zeros(shape)
+    out = np.asarray(programs.instructions, float)
+    if out.shape != shape:
+        raise AtomsparkError(f"programs: instructions of shape {out.shape}, expected {shape}")
+    return out
 
 
 def dense_cost(

@@ -14,9 +14,13 @@ state h of length d, internal transform W_h of d x d) has two layouts:
   and its moments), exchanges its activation with its inhibition pool and sends the result back
   to B[j, :]. One model step takes PERIOD (5) chip time steps (emit, sum, transform, norm, pool:
   mapping/lava/rsgn_split.py, the layout the Lava export writes), so five barriers per step.
-  Each B compartment sends one extra spike per update (to R) and each updated A compartment one
-  spike (to B); synaptic operations are the engine's (messages x d, plus d^2 per update for
-  W_h) plus 2d per update for the norm. Its cores are the block search's of
+  Traffic is the export's channels (rsgn_split.channels): per update each A compartment sends
+  m to its node's d B compartments through every W_h part; each B compartment sends the norm's
+  terms to R (h_new^2, z, z^2; fixed point in 24-bit parts); R sends its control values to its
+  d B compartments and its activation (two parts in fixed point) to its pool's members; each
+  sending node's R sends its flag along W beside the d payloads of its B compartments. The three
+  programs' microcode is priced per core and model step, and a sample's ignition takes one chip
+  step (mapping/costs.split_schedule). Its cores are the block search's of
   mapping/split_cores.py (every connection, every stored W_h copy, neuron state and axon tables
   counted), not the packer's; `Fit.split` keeps that search (per-core costs, microcode).
 
@@ -32,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.core_fit import CoreUse, core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
-from atomspark.mapping.lava.rsgn_split import PERIOD
+from atomspark.mapping.lava.rsgn_split import CONTROL, PERIOD, part_channels
 from atomspark.mapping.placement import Placement, pack_spread, unit_groups
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
@@ -175,6 +179,11 @@ def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_eve
     jb, kb = np.meshgrid(j, k, indexing="ij")
     blocks_e.append(((b0 + jb * w + kb).ravel(), np.repeat(r0 + j, w)))
     blocks_e.append((np.repeat(r0 + j, w), (b0 + jb * w + kb).ravel()))
+    # R[i] -> R[j]: the sender flag along W, and the pool exchange (member i of j's pool)
+    split = split_cost_model(graph)
+    pool = split.pool.tocoo()  # row j: the members whose activation enters j's pool sum
+    blocks_e.append((r0 + coo.row, r0 + coo.col))
+    blocks_e.append((r0 + pool.col, r0 + pool.row))
     rows = np.concatenate([r for r, _ in blocks_e])
     cols = np.concatenate([c for _, c in blocks_e])
     size = 2 * n * w + n
@@ -193,12 +202,21 @@ def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_eve
     ]
     blocks = np.concatenate([np.arange(n * w), n * w + np.repeat(j, w), n * w + j])
 
+    ch = {key: len(v) for key, v in part_channels(split).items()}  # values sent per channel
+    terms, per_node_pool = ch["hn2"] + ch["z"] + ch["z2"], pool.nnz / max(n, 1)
+    to_r = len(CONTROL) + ch["pool"]  # per update: control to B, pool exchange
+
     def to_profile(profile: Profile) -> Profile:
         s, T = _node_profile_sums(profile), profile.steps
         ev = np.concatenate(profile.unit_events) if profile.unit_events else np.zeros(n)
+        upd = s["updates"]
         counters = {
-            "events": [s["updates"] * w, s["events"] * w + s["updates"] * w, s["updates"]],
-            "synops": [s["updates"] * w * w, s["synops"] * w + s["updates"] * w, s["updates"] * w],
+            "events": [upd * w, s["events"] * w + upd * w * terms, upd * to_r + s["events"]],
+            "synops": [
+                upd * w * w * ch["wh"],
+                s["synops"] * w + upd * w * terms,
+                upd * (w * len(CONTROL) + per_node_pool * ch["pool"]) + s["synops"],
+            ],
             "updates": [s["updates"] * w, s["updates"] * w, s["updates"]],
             "active": [s["active"] * w, s["active"] * w, s["active"]],
         }
@@ -209,7 +227,8 @@ def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_eve
     took = (
         f"split: feature k of many nodes per core for the message sums ({n * w} compartments), "
         f"each node's W_h transform ({w} compartments, {w * w} synapses per W_h part) and norm "
-        f"(1) on a node core; {PERIOD} chip time steps per model step"
+        f"(1) on a node core; {PERIOD} chip time steps per model step; the programs' microcode "
+        "priced per core (mapping/split_microcode.py)"
     )
     return CompartmentMap(
         "split", w, adjacency, synapses, blocks, [a_order, *b_groups], PERIOD, took, to_profile

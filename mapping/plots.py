@@ -108,7 +108,15 @@ def plot_costs(comparisons: dict, path: str | os.PathLike) -> None:
     chip = np.array([reports[n].energy_per_sample_j for n in names])
     unit, scale = energy_unit(chip)
     fig, ax1 = plt.subplots(figsize=(7.5, 2.6 + 0.45 * max(len(names), 1)))
-    parts = ["synaptic_ops", "updates_active", "updates_idle", "spikes", "routing", "static"]
+    parts = [
+        "synaptic_ops",
+        "updates_active",
+        "updates_idle",
+        "spikes",
+        "routing",
+        "microcode",
+        "static",
+    ]
     left = np.zeros(len(names))
     totals = np.maximum(chip, 1e-300)
     for part in parts:

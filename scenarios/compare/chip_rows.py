@@ -153,6 +153,8 @@ def chip_row(
               if not t["fits"]]  # fmt: skip
     took = "; ".join([fit.took, *others])
     detail = stop_detail or f"{rep.steps / n_samples:.0f} steps per sample"
+    if rep.chip_steps != rep.steps:  # several chip time steps per model step (split RSGN)
+        detail += f" ({rep.chip_steps_per_sample:.0f} chip time steps)"
     rows = [_priced_row(rep, hw, n_samples, took, stop_rule, detail)]
     for placement in fit.candidates[1:]:
         _, other = chip_cost(graph, profile, hw, n_samples, static_scope="device",

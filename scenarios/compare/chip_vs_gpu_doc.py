@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from atomspark.mapping.chip_gpu_ratios import SCALED
+from atomspark.mapping.lava.rsgn_split import PERIOD
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
 from atomspark.scenarios.runs.demo_transcript import rewrite_readme
 from atomspark.sim.core import atomic_write_text
@@ -230,7 +231,10 @@ def _method(stops: dict) -> list[str]:
         "layout fits. RSGN nodes do not fit whole (a node's d compartments would need d input "
         "axons per source node); the split layout sums messages feature by feature (one core "
         "holds feature k of many nodes), applies W_h on node-major cores and gathers each node's "
-        "norm in one more compartment, three chip time steps per model step.",
+        f"norm in one more compartment, {PERIOD} chip time steps per model step, priced as "
+        "the Lava export writes it (`export --to lava --fixed`: the same cores, chip time steps "
+        "and the microcode its programs need beyond standard neurons, mapping/split_microcode.py, "
+        "at an estimated cost per instruction).",
         "- **Symmetric accounting.** Headline: each device is charged whole-device static or idle "
         "power for the time the workload holds it (one Loihi 2 chip: 128 cores' static power; "
         "one GPU: its idle power). The alternative `shared` charges the fraction used (the chip's "

@@ -82,6 +82,13 @@ def _rsgn_engine(
     return np.stack(scores), np.stack(alphas), runs.profiles, runner.graph, wall
 
 
+def rsgn_chip_run(params, config, tokens: np.ndarray):
+    """What the chip runs and is priced on: the integer RSGN nodes (the graph `export --to lava
+    --fixed` writes) on `tokens`; returns (scores (B, C), graph, profiles)."""
+    scores, _, profiles, graph, _ = _rsgn_engine(params, config, tokens, fixed=True)
+    return scores, graph, profiles
+
+
 def rsgn_agreement(reference: np.ndarray, other: np.ndarray) -> dict:
     """Max / mean absolute score error and the fraction of samples with the same predicted class."""
     err = np.abs(reference - other)

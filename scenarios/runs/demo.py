@@ -31,6 +31,7 @@ from atomspark.scenarios.compare.gpu_variants import (
     vn_gpu_variants,
 )
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
+from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run
 from atomspark.scenarios.runs.demo_transcript import (
     pricing_line,
     rsgn_lines,
@@ -202,9 +203,10 @@ def run_demo(
     for mode, run in rsgn_runs.items():
         log(pricing_line(f"RSGN {mode}"))
         params, cfg, tokens = rsgn_models[mode]
-        chip = chip_row(run.graph, run.profile, chip_hw, run.n_samples, run.positions)
+        scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)  # the exported fixed point
+        chip = chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions)
         fp32 = rsgn_fp32_decisions(params, cfg, tokens)
-        agreement = float(np.mean(np.asarray(run.outputs).argmax(1) == fp32))
+        agreement = float(np.mean(scores.argmax(1) == fp32))
         variants = rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
         workloads[f"RSGN {mode}"] = (chip, variants, None)
     results = {

@@ -1,0 +1,73 @@
+"""The chip-vs-GPU rows price RSGN as the split bundle deploys it: the rows' graph is the integer
+one `export --to lava --fixed` writes, and the priced cores, chip time steps per sample and
+microcode per sample are the bundle's own (mapping/lava/split_bundle.py), microcode energy and
+time included in the price, and the priced traffic uses the bundle's connections."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from atomspark.mapping.costs import chip_cost
+from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.lava.bundle import from_graph
+from atomspark.mapping.lava.split_bundle import export_split, load_split_bundle, split_bundle_costs
+from atomspark.mapping.split_microcode import instruction_cost
+from atomspark.networks import rsgn
+from atomspark.networks.datasets import hierarchical_sequences
+from atomspark.scenarios.compare.chip_rows import chip_row
+from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run
+from atomspark.scenarios.runs.engine import concat_profiles
+
+MODES = {"published": {}, "sparse": {"k_nearest": 16, "cutoff": 0.2, "temperature": 0.3}}
+
+
+def narrow_loihi2():
+    """Loihi 2 with 120 input axons per core, so that a 20-node RSGN of width 8 does not fit in
+    the node layout (8 x 16 or more sources per node) and is priced in the split layout."""
+    hw = load_hardware("loihi2")
+    return replace(hw, limits=replace(hw.limits, max_fan_in_axons_per_core=120))
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
+    cfg = rsgn.RSGNConfig(mode=mode, n_nodes=20, d_hidden=8, n_classes=3, n_steps=4,
+                          **MODES[mode])  # fmt: skip
+    params = rsgn.init_params(cfg, seed=1)
+    tokens = hierarchical_sequences(n=3, length=12, dim=cfg.d_in, n_classes=3, seed=1).tokens
+    scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)
+    assert graph.populations[0].is_fixed_point and scores.shape == (3, 3)
+    hw = narrow_loihi2()
+    row = chip_row(graph, concat_profiles(profiles), hw, len(tokens), params.positions)
+    assert row.fits and row.took.startswith("split"), row.took
+    bundle = export_split(from_graph(graph), tmp_path / "b", hw)
+    split = json.loads((bundle / "metadata.json").read_text())["split"]
+    costs = split_bundle_costs(load_split_bundle(bundle), hw)["costs"]
+    k = cfg.n_steps
+    # cores: the bundle's processes sit on exactly the cores priced
+    assert row.cores == len(costs) == len({p["core"] for p in split["processes"]})
+    # chip time steps: the ignition's emit, then the bundle's schedule per model step
+    per_step = split["schedule"]["chip_steps_per_model_step"]
+    assert row.steps == k + 1
+    assert row.report.chip_steps_per_sample == 1 + per_step * k
+    # microcode: the bundle's per-core programs every model step, at its per-instruction cost
+    per_model_step = sum(c.microcode_instructions for c in costs)
+    assert per_model_step > 0
+    assert row.report.microcode_instructions == k * per_model_step
+    energy = instruction_cost(hw)["energy_j"]
+    assert row.report.breakdown.microcode == pytest.approx(k * per_model_step * energy)
+    busiest = max(c.microcode_instructions for c in costs) * instruction_cost(hw)["time_s"]
+    assert row.latency_s > k * busiest
+    assert np.isclose(row.report.energy_per_sample_j, row.report.breakdown.total)
+    # traffic: a model step in which every node updates and sends uses every synapse of every
+    # connection the bundle writes once (pool exchange, flags and 24-bit parts included)
+    first = profiles[0]
+    fit, _ = chip_cost(graph, first, hw, 1)
+    priced = fit.cmap.to_profile(first).synops.sum(axis=1)
+    every = sum(c["synapses"] for c in split["connections"])
+    n = cfg.n_nodes
+    all_send = (first.events.sum(axis=1) == n) & (first.updates.sum(axis=1) == n)
+    assert np.all(priced <= every) and np.all(priced[all_send] == every)
+    assert all_send.any() or mode == "sparse"
