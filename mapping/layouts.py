@@ -215,7 +215,7 @@ def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_eve
             "synops": [
                 upd * w * w * ch["wh"],
                 s["synops"] * w + upd * w * terms,
-                upd * (w * len(CONTROL) + per_node_pool * ch["pool"]) + s["synops"],
+                upd * w * len(CONTROL) + np.rint(upd * per_node_pool) * ch["pool"] + s["synops"],
             ],
             "updates": [s["updates"] * w, s["updates"] * w, s["updates"]],
             "active": [s["active"] * w, s["active"] * w, s["active"]],

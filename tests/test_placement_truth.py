@@ -13,7 +13,7 @@ from atomspark.mapping.costs import compare_costs
 from atomspark.mapping.deployment import deployment_report
 from atomspark.mapping.energy import estimate_energy
 from atomspark.mapping.hardware import load_hardware
-from atomspark.mapping.layouts import fit_graph
+from atomspark.mapping.layouts import fit_graph, split_cost_model
 from atomspark.mapping.quantize import quantize_lif_graph, quantize_rsgn_graph, quantize_vn_graph
 from atomspark.mapping.vn_standard import vn_standard_graph
 from atomspark.networks import rsgn
@@ -140,8 +140,12 @@ def test_split_layout_keeps_the_engine_synops_and_adds_the_norm():
     scalar = fit.cmap.to_profile(prof)
     n, d = graph.total_units, 16
     upd = prof.updates.sum()
-    # messages x d, W_h d^2 per update, and 2d per update for the norm (B -> R, R -> B)
-    assert scalar.synops.sum() == prof.synops.sum() * d + upd * d * d + 2 * upd * d
+    pool = split_cost_model(graph).pool.nnz
+    pooled = np.rint(prof.updates.sum(axis=1) * pool / n).sum()
+    # messages x d and a flag per message, W_h d^2 per update, the norm's three terms (B -> R)
+    # and four control values (R -> B) per compartment and update, the pool exchange (float:
+    # one part each)
+    assert scalar.synops.sum() == prof.synops.sum() * (d + 1) + upd * d * (d + 3 + 4) + pooled
     assert scalar.population_sizes.tolist() == [n * d, n * d, n]
 
 
