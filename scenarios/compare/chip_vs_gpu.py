@@ -124,6 +124,38 @@ def load_data(data, kind: str, model) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 # ----- the comparison --------------------------------------------------------------------------
+def price_model(
+    kind: str, model, run: CompareRun, assumptions: Assumptions, cutoffs=None
+) -> dict:  # fmt: skip
+    """The chip-vs-GPU headline, range and strawmen of one trained model on `run`'s samples:
+    the one pricing path of `compare`, `profile` and `demo` (same stopping rule, arithmetic,
+    placement objective, copies and range), so one model gives one ratio from every verb."""
+    side = compare_side(kind)
+    row, variants, chip_name, chip_steps = side.run(run, model, cutoffs)
+    ratios = compare_workload(kind.upper(), row, variants, load_hardware(run.gpu), assumptions)
+    ratios["chip_backend"] = chip_name
+    ratios["chip_steps"] = chip_steps
+    return ratios
+
+
+def pricing_run(
+    x: np.ndarray,
+    hardware: str,
+    gpu: str,
+    steps: int = VN_ENGINE_STEPS,
+    labels: np.ndarray | None = None,
+    fixed_point: bool = True,
+    device: str | None = None,
+    stage: Callable[[str], None] = lambda message: None,
+) -> CompareRun:
+    """The CompareRun of a verb that prices a model without writing compare's report (profile):
+    compare's defaults (its step budget, fixed point, torch on the CPU unless `device`)."""
+    torch_device = select_device(device)
+    report = {"backends": {}}
+    return CompareRun(x, labels, steps, fixed_point, hardware, gpu, torch_device,
+                      resolve_dtype(None, torch_device), stage, report)  # fmt: skip
+
+
 def compare(
     model_path: str | os.PathLike,
     data,
@@ -165,11 +197,7 @@ def compare(
     stage(f"{n} sample(s) on the event engine (float)")
     run = CompareRun(x, labels, steps, fixed_point, hardware, gpu, torch_device, tdtype, stage,
                      report)  # fmt: skip
-    row, variants, chip_name, chip_steps = side.run(run, model, cutoffs)
-    ratios = compare_workload(kind.upper(), row, variants, load_hardware(gpu), assumptions)
-    ratios["chip_backend"] = chip_name
-    ratios["chip_steps"] = chip_steps
-    report["chip_vs_gpu"] = ratios
+    ratios = report["chip_vs_gpu"] = price_model(kind, model, run, assumptions, cutoffs)
     atomic_write_text(out / "comparison.json", json.dumps(report, indent=2))
     stage("plots")
     metric = family_named(kind).compare_metric[0]

@@ -52,7 +52,7 @@ def check_data(x, model: VNModel) -> np.ndarray:
     return x
 
 
-def _vn_engine(model: VNModel, x: np.ndarray, steps: int, fixed: bool):
+def vn_engine_run(model: VNModel, x: np.ndarray, steps: int, fixed: bool):
     """Settle each sample on the engine (float, or the integer VN atom); codes per layer. The
     per-step codes are recorded (float units) so that the chip's stop can be measured."""
     runner = vn_runner(model)
@@ -68,20 +68,29 @@ def _vn_engine(model: VNModel, x: np.ndarray, steps: int, fixed: bool):
     return codes, runs.profiles, runner.graph, wall, (traces, record)
 
 
-def _vn_chip_rows(profiles, traced, graph, reference, hardware: str):
+def vn_chip_rows(profiles, traced, graph, reference, hardware, note: str = ""):
     """The chip row of a VN run stopped by a held-out step budget (the headline's), carrying
-    the oracle-stopped row as its labelled lower bound (scenarios/compare/chip_rows.py), and the
-    headline's stops (its codes set the GPU's accuracy target)."""
+    the oracle-stopped row as its labelled lower bound (scenarios/compare/chip_rows.py), the
+    headline's stops (its codes set the GPU's accuracy target) and the oracle's. One path for
+    compare, demo and profile; `note` is added to the stop's description (e.g. the arithmetic)."""
     traces, record = traced
+    hw = load_hardware(hardware) if isinstance(hardware, str) else hardware
     rows = {}
     for rule in (HEADLINE_STOP, ORACLE_STOP):
         stop = vn_stops(traces, record, reference, SETTLED_REL_ERROR, rule)
         prof = concat_profiles([truncate(p, s) for p, s in zip(profiles, stop.steps)])
-        row = chip_row(graph, prof, load_hardware(hardware), len(stop.steps), None, rule,
-                       stop.detail)  # fmt: skip
+        detail = f"{stop.detail}; {note}" if note else stop.detail
+        row = chip_row(graph, prof, hw, len(stop.steps), None, rule, detail)
         rows[rule] = (row, stop)
     row, stop = rows[HEADLINE_STOP]
-    return dataclasses.replace(row, bound=rows[ORACLE_STOP][0]), stop
+    return dataclasses.replace(row, bound=rows[ORACLE_STOP][0]), stop, rows[ORACLE_STOP][1]
+
+
+def fixed_point_note(fixed: bool) -> str:
+    """How the chip row's arithmetic is described next to its stop."""
+    if fixed:
+        return f"fixed point ({FIXED_FRAC_BITS} fractional bits, as deployed)"
+    return "float arithmetic (no fixed-point form: a bias in the chip's favour)"
 
 
 def _vn_support(codes: np.ndarray) -> np.ndarray:
@@ -114,7 +123,7 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
     returns (chip row, GPU variants, chip backend name, how the chip's steps were chosen)."""
     x, stage, report, backends = run.x, run.stage, run.report, run.report["backends"]
     steps, fixed_point = run.steps, run.fixed_point
-    codes_f, prof_f, graph_f, wall_f, traced_f = _vn_engine(model, x, steps, fixed=False)
+    codes_f, prof_f, graph_f, wall_f, traced_f = vn_engine_run(model, x, steps, fixed=False)
     stage(f"{len(x)} sample(s) in torch on {run.device}")
     costs_f = engine_costs(graph_f, prof_f, run.hardware, run.gpu, len(x))
     entry_t, codes_t = torch_backend(
@@ -130,7 +139,7 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
     if fixed_point:
         stage(f"{len(x)} sample(s) on the fixed-point engine")
     if fixed_point and model.layers[-1].topk is None:
-        codes_q, prof_q, graph_q, wall_q, traced_q = _vn_engine(model, x, steps, fixed=True)
+        codes_q, prof_q, graph_q, wall_q, traced_q = vn_engine_run(model, x, steps, fixed=True)
         costs_q = engine_costs(graph_q, prof_q, run.hardware, run.gpu, len(x))
         entry = engine_entry(
             costs_q, wall_q, mean_active_fraction(prof_q), vn_agreement(codes_t, codes_q)
@@ -159,9 +168,9 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
         )  # fmt: skip
         report["gpu_fair"]["chip_backend"] = chip_name
     fixed = chip_name == "engine_fixed"
-    row, stop = _vn_chip_rows(
+    row, stop, _ = vn_chip_rows(
         prof_q if fixed else prof_f, traced_q if fixed else traced_f, chip_costs["graph"],
-        codes_t, run.hardware,
+        codes_t, run.hardware, fixed_point_note(fixed),
     )  # fmt: skip
     variants = vn_gpu_variants(model, x, codes_t, stop.codes)
     return row, variants, chip_name, stop.detail

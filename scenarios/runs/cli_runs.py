@@ -39,6 +39,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         steps=args.steps,
         strategy=args.strategy,
         overwrite=args.overwrite,
+        assumptions=ratio_assumptions(args),
     )
     return 0
 
@@ -49,7 +50,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from atomspark.scenarios.runs.nir_import import import_nir
 
     nir = is_nir_file(args.net)  # chosen by the file's content: a NIR graph or a netx network
-    extra = {"producer": args.producer, "dt": args.dt, "gpu": args.gpu} if nir else {}
+    extra = {"producer": args.producer, "dt": args.dt} if nir else {}
     (import_nir if nir else import_network)(
         args.net,
         args.input,
@@ -125,6 +126,7 @@ def add_profile_parser(sub) -> None:
     )
     add_hardware(prof, "neuromorphic preset or JSON file")
     add_gpu(prof, "dense device preset (GPU or CPU)")
+    add_ratio_flags(prof)
     prof.add_argument(
         "--steps",
         type=int,
@@ -154,7 +156,6 @@ def add_import_parser(sub) -> None:
                      "NIR's equations by forward Euler, one step per time unit)")  # fmt: skip
     imp.add_argument("--dt", type=float, default=None,
                      help="NIR only: the producer's time step in seconds (default: its own)")  # fmt: skip
-    add_gpu(imp, "NIR only: the GPU preset priced for the same network run densely (h100)")
     imp.add_argument(
         "--input",
         default="zero",

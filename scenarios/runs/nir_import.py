@@ -74,7 +74,6 @@ def import_nir(
     overwrite: bool = False,
     producer: str = "nir",
     dt: float | None = None,
-    gpu: str = "h100",
     log: Callable[[str], None] = print,
 ) -> dict:
     """Everything is checked (file, inputs, hardware) before the output folder is touched."""
@@ -83,9 +82,6 @@ def import_nir(
     ng = load_nir(path, producer, dt)
     hw = neuromorphic_hardware(hardware)
     inputs = input_spikes(ng, input_spec, samples, steps)
-    from atomspark.mapping.costs import price_dense
-
-    _, dense = price_dense(ng.graph, steps, gpu)  # checks --gpu before anything is written
     folder = prepare_run_folder(out, "import", "overwrite" if overwrite else "new", OUTPUTS)
     log(f"[import] NIR graph read as {producer} writes it (dt = {ng.convention.dt:g} s)")
     log(ng.table())
@@ -107,17 +103,16 @@ def import_nir(
         "synapses": int(n_syn),
         "prediction": pred.to_dict(),
         "neurobench": neurobench_metrics(g, pred.profile, samples, populations=layers),
-        # the same network run densely for the same steps on the GPU (mapping/costs.py's model:
-        # every synapse and unit each step, fp32, one batch): the chip-vs-GPU row
-        "gpu_dense_equivalent": dense.to_dict(),
+        # no GPU algorithm is declared for an imported graph: no GPU figure (never the dense
+        # equivalent of the chip's own steps, which is not what a GPU user runs)
+        "gpu": None,
     }
     log(f"[import] NeuroBench: {format_neurobench(result['neurobench'])}")
     p = result["prediction"]
     log(prediction_line(hw.name, p))
     log(
-        f"[import] {dense.hardware} dense equivalent of the same {steps} steps: "
-        f"{dense.energy_j * 1e6:.4g} uJ, {dense.time_s * 1e6:.4g} us per inference "
-        f"({dense.energy_j / p['energy_per_inference_j']:.3g}x the chip's energy)"
+        "[import] no GPU figure: no GPU algorithm is declared for an imported graph (the dense "
+        "equivalent of the chip's steps is not what a GPU user runs)"
     )
     write_import(folder, pred, result, log)
     finish_run(folder)  # after the last file: the run is complete

@@ -1,6 +1,9 @@
 """`atomspark profile`: a saved model on given inputs -> engine counters, placement, energy and
-latency on a neuromorphic chip, the GPU running its own algorithm on the same samples (torch; no
-GPU figure without it: never the dense equivalent of the chip's steps), JSON and plots."""
+latency on a neuromorphic chip over the whole step budget, and the chip-vs-GPU headline with its
+range priced by compare's own path (scenarios/compare/chip_vs_gpu.price_model: the same stopping
+rule, arithmetic, placement objective, copies and range, so the same model and inputs give the
+same ratio from `profile` and `compare`); the GPU at its best, or no GPU figure without torch
+(never the dense equivalent of the chip's steps); JSON and plots."""
 
 from __future__ import annotations
 
@@ -85,9 +88,11 @@ def profile_model(
     strategy: str = "auto",
     log: Callable[[str], None] = print,
     overwrite: bool = False,
+    assumptions=None,
 ) -> dict:
     """Profile `model_path` on `inputs` and write profile.json, costs.json and PNGs to `out`
-    (a new or empty folder, or a previous profile's with overwrite=True)."""
+    (a new or empty folder, or a previous profile's with overwrite=True). `assumptions`: the
+    chip-vs-GPU headline's (mapping/chip_gpu_ratios.Assumptions; default the GPU at its best)."""
     loaded = load_model(model_path)
     load_hardware(hardware), load_hardware(gpu)
     if steps is not None:
@@ -112,8 +117,10 @@ def profile_model(
         positions=run.positions,
     )
     if _has_torch() and costs.fits:
-        stage(f"the GPU's own algorithm on the same samples (torch), priced on {gpu}")
-    fair = _gpu_side(loaded, data, run, gpu, costs.neuromorphic, log) if costs.fits else None
+        stage(f"the chip-vs-GPU headline by compare's path on the same samples, against {gpu}")
+    ratios = (
+        _chip_vs_gpu(loaded, data, hardware, gpu, steps, assumptions, log) if costs.fits else None
+    )
     stage("event raster of the first sample and plots")
     summary = run.profile.summary()
     result = {
@@ -126,7 +133,7 @@ def profile_model(
         "mean_active_fraction": summary["mean_active_fraction"],
         "neurobench": neurobench_metrics(run.graph, run.profile, run.n_samples),
         "costs": _chip_costs_only(costs.to_dict()),
-        "gpu_fair": fair,
+        "chip_vs_gpu": ratios,
     }
     run.profile.to_json(out / "profile.json")
     atomic_write_text(out / "costs.json", json.dumps(result, indent=2))
@@ -139,12 +146,10 @@ def profile_model(
     sizes = {p.name: p.size for p in first.graph.populations}
     plot_raster(first.event_log, sizes, out / "raster.png", "events of the first sample")
     plot_costs({loaded.kind: costs}, out / "costs.png")
-    if fair is not None:
-        from atomspark.scenarios.compare.gpu_side_plots import plot_gpu_side
+    if ratios is not None and ratios["fits"]:
+        from atomspark.scenarios.compare.ratio_plots import plot_ratios
 
-        name, png = loaded.kind.upper(), out / "chip_vs_gpu.png"
-        chip_e = costs.neuromorphic.energy_per_sample_j
-        plot_gpu_side({name: fair}, {name: chip_e}, costs.neuromorphic.hardware, png)
+        plot_ratios({loaded.kind.upper(): ratios}, out / "chip_vs_gpu.png")
     chip = costs.neuromorphic
     if chip is None:
         log("[profile] does not fit the chip (no energy): " + "; ".join(costs.fit.problems))
@@ -182,27 +187,21 @@ def _has_torch() -> bool:
     return importlib.util.find_spec("torch") is not None
 
 
-def _gpu_side(loaded: LoadedModel, data, run, gpu: str, chip, log) -> dict | None:
-    """The GPU running its own algorithm on the same samples (scenarios/compare/gpu_side.py), or None
-    without torch (then there is no GPU figure)."""
-    try:
-        import torch
-        from atomspark.scenarios.compare.family_sides import profile_gpu_side
-        from atomspark.scenarios.compare.gpu_side import format_rows
-    except ImportError:
+def _chip_vs_gpu(loaded: LoadedModel, data, hardware, gpu, steps, assumptions, log) -> dict | None:
+    """compare's pricing of this model on the same samples (price_model), or None without torch
+    (then there is no GPU figure)."""
+    if not _has_torch():
         log("[profile] torch is not installed: no GPU figure (the GPU's own algorithm needs it)")
         return None
-    gpu_side_for_run = profile_gpu_side(loaded.kind)
-    if gpu_side_for_run is None:
-        log(f"[profile] {loaded.kind}: no GPU-side algorithm declared (dense equivalent only)")
-        return None
-    fair = gpu_side_for_run(
-        loaded.model, data, run.outputs, run.graph, gpu,
-        chip.energy_per_sample_j, chip.time_per_sample_s, torch.device("cpu"),
-    )  # fmt: skip
-    for line in format_rows(loaded.kind.upper(), fair):
-        log(line.replace("[gpu]", "[profile]"))
-    return fair
+    from atomspark.mapping.chip_gpu_ratios import Assumptions, format_results
+    from atomspark.scenarios.compare.chip_vs_gpu import VN_ENGINE_STEPS, price_model, pricing_run
+
+    own = engine_side(loaded).own_steps is not None  # e.g. RSGN runs its own K + 1 steps
+    run = pricing_run(data, hardware, gpu, VN_ENGINE_STEPS if own or steps is None else steps)
+    ratios = price_model(loaded.kind, loaded.model, run, assumptions or Assumptions())
+    for line in format_results({loaded.kind.upper(): ratios}):
+        log(line.replace("[chip vs gpu]", "[profile]"))
+    return ratios
 
 
 def _first_sample_engine(loaded: LoadedModel, first: np.ndarray, steps: int | None) -> Engine:
