@@ -15,10 +15,11 @@ the image is instead assigned as the benchmark notebook does (`neuron.bias = ima
 a plain Python attribute and leaves bias_mant at 0.
 
 Saved per layer i: `v_i`, `u_i` (steps, units) when the layer has at most --full-limit units,
-else per-step SHA-256 digests of v and u; `spikes_i` per step (count), plus the input.
+else per-step SHA-256 digests of v and u; `vnonzero_i` per step (count), plus the input. A
+sigma-delta layer saves sigma, act and residue instead (a Sigma layer sigma only).
 
-A sigma-delta (SDNN) network is run as lava-dl's PilotNet SDNN tutorial runs it: `hdf5.Network(
-skip_layers=1)` (netx leaves its input Delta's port unconnected) fed by Lava's DeltaEncoder
+A sigma-delta (SDNN) network with an input layer is run as lava-dl's PilotNet SDNN tutorial runs
+it: `hdf5.Network(skip_layers=1)` (netx leaves its input Delta's port unconnected) fed by Lava's DeltaEncoder
 (vth = the input layer's vThMant, spike_exp 6, PyDeltaEncoderModelDense) from a RingBuffer of
 --frames surrogate frames (pixels of a U[0, 1] image shifted one column per frame, the tutorial
 transform 2*w*x - w + b cast to int32), the last frame held until --steps. Saved per layer:
@@ -65,15 +66,15 @@ def main() -> None:
 
     with h5py.File(args.net, "r") as f:
         first = f["layer/0"]
+        kind = np.asarray(first["type"][()]).reshape(-1)[0]
         sdnn = "neuron" in first and first["neuron/type"][()] in (b"SDNN", "SDNN")
-    if sdnn:
+    if sdnn and kind in (b"input", "input"):  # fed through the tutorial's delta encoder
         _run_sdnn(args)
         return
 
     from lava.magma.core.run_conditions import RunSteps
     from lava.magma.core.run_configs import Loihi2SimCfg
     from lava.proc import io
-    from lava.proc.monitor.process import Monitor
 
     net = netx.hdf5.Network(net_config=args.net)
     rng = np.random.default_rng(args.seed)
@@ -96,31 +97,50 @@ def main() -> None:
         source = io.source.RingBuffer(data=spikes)
         source.s_out.connect(net.inp)
         saved["input_spikes"] = spikes.T.copy()  # (steps, units)
-    monitors = []
-    for layer in net.layers:
-        pair = []
-        for var in ("v", "u"):
-            m = Monitor()
-            m.probe(getattr(layer.neuron, var), args.steps)
-            pair.append(m)
-        monitors.append(pair)
+    probes = _probe_layers(net.layers, args.steps)
     try:
         net.run(RunSteps(num_steps=args.steps), Loihi2SimCfg(select_tag="fixed_pt"))
-        for i, (layer, (mv, mu)) in enumerate(zip(net.layers, monitors)):
-            n = int(np.prod(layer.shape))
-            v = np.asarray(mv.get_data()[layer.neuron.name]["v"]).reshape(args.steps, n)
-            u = np.asarray(mu.get_data()[layer.neuron.name]["u"]).reshape(args.steps, n)
-            if n <= args.full_limit:
-                saved[f"v_{i}"], saved[f"u_{i}"] = v.astype(np.int64), u.astype(np.int64)
-            else:
-                saved[f"vsha_{i}"] = np.array([digest(r) for r in v])
-                saved[f"usha_{i}"] = np.array([digest(r) for r in u])
-            saved[f"vnonzero_{i}"] = np.count_nonzero(v, axis=1)
+        _collect(probes, args.steps, args.full_limit, saved)
     finally:
         net.stop()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out, **saved)
     print(f"wrote {args.out}: {len(net.layers)} layers, {args.steps} steps")
+
+
+def _layer_vars(neuron) -> tuple[str, ...]:
+    """The state a layer's neuron is compared on: LIF v, u; SigmaDelta sigma, act, residue;
+    Sigma sigma. The first one also gets a nonzero count per step."""
+    if hasattr(neuron, "v"):
+        return ("v", "u")
+    return ("sigma", "act", "residue") if hasattr(neuron, "act") else ("sigma",)
+
+
+def _probe_layers(layers, steps: int) -> list:
+    """One Monitor per layer and variable: (layer index, layer, var, monitor)."""
+    from lava.proc.monitor.process import Monitor
+
+    probes = []
+    for i, layer in enumerate(layers):
+        for var in _layer_vars(layer.neuron):
+            m = Monitor()
+            m.probe(getattr(layer.neuron, var), steps)
+            probes.append((i, layer, var, m))
+    return probes
+
+
+def _collect(probes, steps: int, full_limit: int, saved: dict) -> None:
+    """`<var>_i` (steps, units) up to full_limit units, else per-step digests `<var>sha_i`; and
+    `<first var>nonzero_i`."""
+    for i, layer, var, m in probes:
+        n = int(np.prod(layer.shape))
+        arr = np.asarray(m.get_data()[layer.neuron.name][var]).reshape(steps, n)
+        if n <= full_limit:
+            saved[f"{var}_{i}"] = arr.astype(np.int64)
+        else:
+            saved[f"{var}sha_{i}"] = np.array([digest(r) for r in arr])
+        if var == _layer_vars(layer.neuron)[0]:
+            saved[f"{var}nonzero_{i}"] = np.count_nonzero(arr, axis=1)
 
 
 def _stub_torch_imports() -> None:
@@ -188,15 +208,9 @@ def _run_sdnn(args) -> None:
         "input_frame_index": index,
         "input_frames": flat[: args.frames].astype(np.int8),
     }
-    probes = []
     m_enc = Monitor()
     m_enc.probe(encoder.act, args.steps)
-    for i, layer in enumerate(net.layers):
-        names = ("sigma",) if not hasattr(layer.neuron, "act") else ("sigma", "act", "residue")
-        for var in names:
-            m = Monitor()
-            m.probe(getattr(layer.neuron, var), args.steps)
-            probes.append((i, layer, var, m))
+    probes = _probe_layers(net.layers, args.steps)
     cfg = Loihi2SimCfg(
         select_tag="fixed_pt",
         exception_proc_model_map={io.encoder.DeltaEncoder: io.encoder.PyDeltaEncoderModelDense},
@@ -205,15 +219,7 @@ def _run_sdnn(args) -> None:
         net.run(RunSteps(num_steps=args.steps), cfg)
         enc = np.asarray(m_enc.get_data()[encoder.name]["act"]).reshape(args.steps, -1)
         saved["encoder_actsha"] = np.array([digest(r) for r in enc])
-        for i, layer, var, m in probes:
-            n = int(np.prod(layer.shape))
-            arr = np.asarray(m.get_data()[layer.neuron.name][var]).reshape(args.steps, n)
-            if n <= args.full_limit:
-                saved[f"{var}_{i}"] = arr.astype(np.int64)
-            else:
-                saved[f"{var}sha_{i}"] = np.array([digest(r) for r in arr])
-            if var == "sigma":
-                saved[f"sigmanonzero_{i}"] = np.count_nonzero(arr, axis=1)
+        _collect(probes, args.steps, args.full_limit, saved)
     finally:
         net.stop()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

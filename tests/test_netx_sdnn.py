@@ -103,6 +103,54 @@ def test_dense_sdnn_from_relay_spikes(tmp_path):
     assert act[0].tolist() == [0, 7 << 12]  # bias 7 in output units, held times 2**12
 
 
+def synthetic_sdnn(path: Path) -> Path:
+    """tests/data/netx/sdnn_delays.net: three SDNN dense layers fed binary spikes (no input
+    layer), seeded integer weights and biases, per-synapse delays 0-3 on the second layer and
+    per-output delays on the Sigma readout."""
+    rng = np.random.default_rng(7)
+    sd = SD | {"vThMant": 2}
+
+    def w(o, i):
+        return (2 * rng.integers(-15, 16, (o, i))).astype(np.float32)
+
+    return _write(path, {
+        "0": {"type": np.bytes_("dense"), "shape": [16], "weight": w(16, 24),
+              "bias": rng.integers(-3, 9, 16).astype(np.float32), "neuron": sd},
+        "1": {"type": np.bytes_("dense"), "shape": [8], "weight": w(8, 16),
+              "bias": rng.integers(-3, 9, 8).astype(np.float32),
+              "delay": rng.integers(0, 4, (8, 16)).astype(np.float32), "neuron": sd},
+        "2": {"type": np.bytes_("dense"), "shape": [3], "weight": w(3, 8),
+              "delay": np.array([0.0, 2.0, 5.0], np.float32),
+              "neuron": sd | {"sigma_output": True}},
+    })  # fmt: skip
+
+
+def test_sdnn_delays_and_binary_input_replay_lava_dl_bit_exact(tmp_path):
+    """Binary input spikes (netx's input_message_bits 0), graded spikes through DelayDense with
+    per-synapse and per-output delays, a Sigma readout: every layer, every step, against
+    benchmarks/netx_lava_reference.py tests/data/netx/sdnn_delays.net --stub-torch-imports
+    --steps 30 --rate 0.4 (lava-dl 0.6.0, Lava 0.10)."""
+    net_path = DATA / "sdnn_delays.net"
+    fresh = read_netx(synthetic_sdnn(tmp_path / "fresh.net"))
+    for a, b in zip(read_netx(net_path).layers, fresh.layers):  # the committed file is this one
+        assert np.array_equal(a.weight, b.weight) and np.array_equal(a.delay, b.delay)
+    ref = np.load(DATA / "sdnn_delays_lava_reference.npz")
+    ng = netx_graph(read_netx(net_path))
+    pops = ng.layer_populations[1:]
+    eng = Engine(ng.graph)
+    steps = int(ref["steps"])
+    record = [(n, v) for n in pops for v in ("sigma", "act", "residue")]
+    eng.run(steps, inputs={"input": ref["input_spikes"]}, record=tuple(record))
+    compared = 0
+    for i, name in enumerate(pops):
+        for var in ("sigma", "act", "residue"):
+            if f"{var}_{i}" in ref:
+                assert np.array_equal(eng.traces[(name, var)], ref[f"{var}_{i}"]), (name, var)
+                compared += 1
+    assert compared == 7
+    assert all(np.count_nonzero(ref[f"sigma_{i}"]) > 0 for i in range(3))  # every layer active
+
+
 @pytest.mark.parametrize(
     "neuron,extra,fragment",
     [
