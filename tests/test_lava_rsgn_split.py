@@ -2,7 +2,8 @@
 and kind, a Lava Sparse for every pair of cores a channel joins, and the states at each model
 step equal the engine's, bit for bit in fixed point (two-part W_h, W's exponent per target node)
 and to tolerance in float; on a small graph core by core in both modes and on the released
-published model (its kinds merged into one Process each, the same arithmetic and connections)."""
+published and sparse models (its kinds merged into one Process each, the same arithmetic and
+connections; the sparse one on the block search's cores, 72 at zero axon margin)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,29 @@ def test_export_layout_split_verifies_on_lava_and_its_entry_point_runs(trained_f
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "stream of 3 samples on Lava" in run.stdout
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_released_sparse_model_split_on_lava_on_the_searched_cores(fixed):
+    """The released sparse model on the block search's own cores (the bundle's): bit-exact in
+    fixed point, to tolerance in float."""
+    from atomspark.mapping.hardware import load_hardware
+    from atomspark.mapping.split_cores import search_blocks
+
+    pytest.importorskip("lava")
+    from atomspark.mapping.lava.split_run import run_split_lava
+
+    graph, steps = released_graph("sparse-threshold/target0.02-sigma0.05-k0-e50-seed43.npz")
+    g = quantize_rsgn_graph(graph, **TWO_PART) if fixed else graph
+    model = split_model(from_graph(g))
+    search = search_blocks(model, load_hardware("loihi2"))
+    assert search.fits
+    cores = assign_cores(model.n, model.d, search.blocks, search.order)
+    lava = run_split_lava(model, cores, steps, merged=True)
+    alpha, h, _ = engine_states(g, steps)
+    assert np.any(alpha[-1] > 0) and np.any(alpha[-1] == 0)  # sparse: some nodes silent
+    if fixed:
+        assert np.array_equal(lava.alpha, alpha) and np.array_equal(lava.h, h)
+    else:
+        np.testing.assert_allclose(lava.alpha, alpha, rtol=0, atol=FLOAT_TOL)
+        np.testing.assert_allclose(lava.h, h, rtol=0, atol=FLOAT_TOL)
