@@ -6,7 +6,9 @@ and `bias` arrays, conv `stride`/`padding`/`dilation` in (H, W) order and `group
 `delay`, and a `neuron` group: type 'CUBA'/'LOIHI' (Loihi CUBA-LIF: iDecay, vDecay, vThMant) or
 'SDNN' (sigma-delta: vThMant, activation, optional sigma_output, whose presence alone makes the
 layer a Sigma, as in netx). Values are Loihi fixed point already.
-Only the records are built here; networks/netx_graph.py turns them into an engine Graph.
+Only the records are built here; networks/netx_graph.py turns them into an engine Graph. netx
+0.6 itself builds no 'pool', 'convT', 'unpool', 'average' or 'concat' layer (it raises
+NotImplementedError), so those types are refused here in one line too.
 """
 
 from __future__ import annotations
