@@ -50,6 +50,7 @@ OUTPUTS = {
         "energy_per_sample.png",
         "cutoff_sweep.png",
     ),
+    "map": ("points.jsonl", "map_settings.json", "map.json", "map_table.md", "map.png"),
     "export": (
         "export.json",
         "network.nir",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 from atomspark.scenarios.compare.chip_vs_gpu_doc import DOC, RESULTS, render
+from atomspark.scenarios.compare.map_doc import load_map
 
 
 def test_chip_vs_gpu_doc_matches_the_committed_results():
     demo = json.loads((RESULTS / "demo.json").read_text())
     history = json.loads((RESULTS / "history.json").read_text())
-    assert DOC.read_text() == render(demo, history), (
+    assert DOC.read_text() == render(demo, history, load_map()), (
         "docs/chip_vs_gpu.md is stale: run `python -m atomspark.scenarios.compare.chip_vs_gpu_doc`"
     )
 

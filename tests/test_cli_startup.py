@@ -9,7 +9,7 @@ import sys
 import pytest
 
 HEAVY = ("torch", "numba", "matplotlib", "scipy", "distributed", "networkx")
-VERBS = ["", "demo", "profile", "export", "import", "train", "compare", "sweep", "bench",
+VERBS = ["", "demo", "profile", "export", "import", "train", "compare", "map", "sweep", "bench",
          "hardware", "convert-checkpoint"]  # fmt: skip
 
 PROBE = """

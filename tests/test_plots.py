@@ -420,3 +420,37 @@ def test_checker_catches_legends_on_titles_and_data_and_thin_strips():
     assert any("legend covers data" in p for p in figure_problems(fig2))
     plt.close(fig)
     plt.close(fig2)
+
+
+def _map_result() -> dict:
+    """A chip-vs-GPU map with three families, several series each, crossing 1 and spanning
+    decades (the shape `atomspark map` writes)."""
+    families, points = {}, []
+    for f, (sizes, series) in enumerate(
+        (((64, 80, 128, 160, 320, 640, 1280, 2048), ("1 layer(s)", "2 layer(s)")),
+         ((48, 64, 128, 256), ("d 32", "d 128")), ((64, 128, 256), ("d 32, activity 0.1",)))
+    ):  # fmt: skip
+        name = f"family {f}"
+        families[name] = {"size_axis": "atoms" if f == 0 else "nodes N",
+                          "sentence_series": series[-1]}  # fmt: skip
+        for i, s in enumerate(series):
+            for size in sizes[i % 2 :: 1]:
+                r = 300.0 / (size / 64) ** (1 + i) / (f + 1)
+                q = {"ratio": r, "ratio_min": r / 30, "ratio_max": r * 40,
+                     "time_ratio": r / 200, "time_ratio_min": r / 3000, "time_ratio_max": r / 20}  # fmt: skip
+                points.append({"family": name, "series": s, "size": size, "fits": True,
+                               "batch_1": q, "throughput": {k: v / 50 for k, v in q.items()}})  # fmt: skip
+    return {"families": families, "points": points}
+
+
+def test_chip_gpu_map_plot(tmp_path, checked):
+    from atomspark.scenarios.compare.map_doc import load_map
+    from atomspark.scenarios.compare.map_plots import plot_map
+
+    plot_map(_map_result(), tmp_path / "map.png")
+    expected = {"map"}
+    committed = load_map()
+    if committed is not None:  # the committed map's figure, as `atomspark map` drew it
+        plot_map(committed, tmp_path / "committed_map.png")
+        expected.add("committed_map")
+    _assert_readable(checked, expected)

@@ -1,6 +1,7 @@
 """The `atomspark` command line: it parses and dispatches; each verb's arguments, handler and
-report live with its job (scenarios/runs/cli_*.py, compare/cli_compare.py, sweep/cli_sweep.py,
-bench/cli_bench.py), and argument blocks shared by verbs are declared once (cli/arguments.py)."""
+report live with its job (scenarios/runs/cli_*.py, compare/cli_compare.py, compare/cli_map.py,
+sweep/cli_sweep.py, bench/cli_bench.py), and argument blocks shared by verbs are declared once
+(cli/arguments.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 
 from atomspark.scenarios.bench.cli_bench import add_bench_parser
 from atomspark.scenarios.compare.cli_compare import add_compare_parser
+from atomspark.scenarios.compare.cli_map import add_map_parser
 from atomspark.scenarios.runs.cli_checkpoint import add_convert_checkpoint_parser
 from atomspark.scenarios.runs.cli_runs import (
     add_demo_parser,
@@ -34,6 +36,7 @@ SUBCOMMANDS = (  # in the order `atomspark --help` lists them
     add_export_parser,
     add_train_parser,
     add_compare_parser,
+    add_map_parser,
     add_sweep_parser,
     add_bench_parser,
     add_hardware_parser,

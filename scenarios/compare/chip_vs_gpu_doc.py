@@ -1,6 +1,6 @@
 """docs/chip_vs_gpu.md, rendered from the committed results (docs/results/chip_vs_gpu/): every
-figure in the doc comes from demo.json (this method's run) or history.json (the earlier pricing);
-its two plots are drawn from demo.json too.
+figure in the doc comes from demo.json (this method's run), history.json (the earlier pricing) or
+map/map.json (`atomspark map`, the doc's lead); its two plots are drawn from demo.json too.
 
     atomspark demo --out results/demo
     python -m atomspark.scenarios.compare.chip_vs_gpu_doc results/demo   # results + figures + doc
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from atomspark.mapping.chip_gpu_ratios import SCALED
 from atomspark.mapping.lava.rsgn_split import PERIOD
+from atomspark.scenarios.compare.map_doc import load_map, map_section
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
 from atomspark.scenarios.runs.demo_transcript import rewrite_readme
 from atomspark.sim.core import atomic_write_text
@@ -320,8 +321,8 @@ def _how_to_change() -> list[str]:
     ]
 
 
-def render(demo: dict, history: dict) -> str:
-    """The whole doc from the committed results."""
+def render(demo: dict, history: dict, chip_map: dict | None = None) -> str:
+    """The whole doc from the committed results, led by the map (`chip_map`, map.json)."""
     results = demo["chip_vs_gpu"]
     stops = demo["vn_chip_stop_steps"]
     lines = [
@@ -339,6 +340,7 @@ def render(demo: dict, history: dict) -> str:
         "(preset `loihi2-pilotnet`, docs/energy_validation.md), and the GPU's idle and busy "
         "power, L2 bandwidth and launch overheads are labelled estimates (Sources below).",
         "",
+        *map_section(chip_map),
         "## Method",
         "",
         *_method(stops),
@@ -445,7 +447,7 @@ def main(argv: list[str]) -> None:
         else json.loads((RESULTS / "demo.json").read_text())
     )
     history = json.loads((RESULTS / "history.json").read_text())
-    atomic_write_text(DOC, render(demo, history))
+    atomic_write_text(DOC, render(demo, history, load_map()))
     rewrite_readme(demo)
 
 

@@ -1,0 +1,295 @@
+"""One point of the chip-vs-GPU map (scenarios/compare/chip_gpu_map.py): a model family at one
+size and activity, priced by the path the headline rows use (scenarios/compare/chip_rows.chip_row
+on the chip, the GPU's own algorithm as GPUVariants, mapping/chip_gpu_ratios.compare_workload).
+
+What is run and what is carried, per family (each registered with `register_map_family`):
+
+* RSGN (published and sparse): the demo's own path at the point's size. An untrained model
+  (the demo's RSGN is untrained too: its costs do not depend on trained values) at n_nodes N and
+  d_hidden d; sparse thresholds calibrated by homeostasis to the point's target activity; the
+  event engine runs 16 hierarchical-task sequences, the chip row prices the measured profile and
+  the GPU variants are tested on the same sequences. Nothing is carried.
+* VN settle: a settle's event counts are set by the trained dictionary (how many atoms carry
+  code and how many steps it takes to settle), and a trained model per point would be one
+  training run per size. The map therefore builds the graph of a random dictionary of the
+  point's size (dense VN: every atom reaches every atom of its layer and the next, whatever the
+  weights), and carries from the demo's trained 2-layer VN (docs/results/chip_vs_gpu/demo.json):
+  the chip's held-out step budget per sample, the GPU's FISTA iterations per sample at each
+  precision (mean; the headline precision's slowest sample too) and which precisions reach the
+  chip's accuracy. The activity (share of atoms sending an event per step) is the map's axis;
+  each step every atom updates and each sender sends to its whole fan-out, as the engine counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from atomspark.mapping.chip_gpu_ratios import ChipRow, GPUVariant
+from atomspark.mapping.hardware import NeuromorphicHardware
+from atomspark.sim.core import AtomsparkError
+from atomspark.sim.graph import Graph
+from atomspark.sim.profile import Profile
+
+RSGN_SEQUENCES = 16  # the demo's RSGN test sequences (and as many to calibrate on)
+VN_WORKLOAD = "VN settle"  # the demo row whose measurements the VN points carry
+
+
+@dataclass(frozen=True)
+class MapFamily:
+    """A family's side of the map. grid(name, carried) -> the points' parameters (dicts with "size", the
+    x axis, and "activity"); price(point, carried, chip hw) -> (ChipRow, GPU variants);
+    carried(demo) -> what the points carry from the demo's rows (JSON-ready; {} when nothing);
+    demo_point: the point at the demo's size and activity (its row in demo.json is `workload`);
+    size_axis / activity_axis: what the axes mean, in words."""
+
+    name: str
+    workload: str
+    size_axis: str
+    activity_axis: str
+    grid: Callable[[str], list[dict]]
+    price: Callable[[dict, dict, NeuromorphicHardware], tuple[ChipRow, list[GPUVariant]]]
+    carried: Callable[[dict], dict]
+    demo_point: Callable[[dict], dict]
+
+
+_FAMILIES: dict[str, MapFamily] = {}
+
+
+def register_map_family(family: MapFamily) -> MapFamily:
+    """Add `family` to the map (one per name)."""
+    if family.name in _FAMILIES and _FAMILIES[family.name] is not family:
+        raise AtomsparkError(f"register_map_family: {family.name!r} is on the map already")
+    _FAMILIES[family.name] = family
+    return family
+
+
+def map_families() -> list[MapFamily]:
+    return list(_FAMILIES.values())
+
+
+# ----- a profile of a given activity ------------------------------------------------------------
+def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
+    """Counters of `steps` engine steps in which every unit updates and a share `activity` of
+    each population's units sends one event to its whole fan-out (the event engine's counting:
+    synaptic operations attributed to the sender, payload bits per event of its population)."""
+    names = [p.name for p in graph.populations]
+    sizes = np.array([p.size for p in graph.populations], dtype=np.int64)
+    fan_out = np.zeros(len(names))
+    for proj in graph.projections:
+        fan_out[graph.index[proj.source]] += proj.n_synapses / proj.shape[1]
+    bits = np.array([p.params.payload_bits for p in graph.populations], dtype=np.int64)
+    events = np.round(activity * sizes).astype(np.int64)
+    row = {
+        "events": events,
+        "synops": np.round(events * fan_out).astype(np.int64),
+        "updates": sizes,
+        "active": events,
+        "payload_bits": events * bits,
+        "wraps": np.zeros_like(sizes),
+        "clips": np.zeros_like(sizes),
+    }
+    counters = {k: np.tile(v, (steps, 1)) for k, v in row.items()}
+    units = [np.full(int(s), int(round(activity * steps)), dtype=np.int64) for s in sizes]
+    return Profile(names, sizes, steps, unit_events=units, **counters)
+
+
+# ----- VN settle --------------------------------------------------------------------------------
+VN_ACTIVITIES = {"ci": (0.05,), "full": (0.05, 0.8)}  # beside the demo's measured activity
+VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8)}  # x the demo's atoms per layer
+VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024, 2048)}
+
+
+def vn_carried(demo: dict) -> dict:
+    """The demo VN's measurements the VN points carry (module docstring)."""
+    vn, row = demo["vn"], demo["chip_vs_gpu"][VN_WORKLOAD]
+    atoms = sum(vn["atoms_per_layer"])
+    gpu_max = {(g["precision"], g["kernel"]): g["iterations_per_sample"]
+               for g in row["gpu"] if g["role"].startswith("headline") and g["batch"] > 1}  # fmt: skip
+    return {
+        "source": f"docs/results/chip_vs_gpu/demo.json, row {VN_WORKLOAD!r} (the demo's trained "
+        f"VN, {vn['atoms_per_layer']} atoms, {vn['samples']} samples)",
+        "atoms_per_layer": vn["atoms_per_layer"],
+        "samples": vn["samples"],
+        "chip_steps_per_sample": row["chip"]["steps_per_sample"],
+        "chip_stop_detail": row["chip"]["stop_detail"],
+        "activity": vn["events_per_sample"] / (atoms * vn["engine_steps"]),
+        "gpu": [
+            {"precision": v["precision"], "kernel": v["kernel"],
+             "reaches_accuracy": v["reaches_accuracy"], "accuracy": v["accuracy"],
+             "iterations_mean": v["iterations_per_sample"],
+             "iterations_max": gpu_max.get((v["precision"], v["kernel"]),
+                                           v["iterations_per_sample"])}
+            for v in row["gpu_variants"]
+        ],
+    }  # fmt: skip
+
+
+def vn_layers(point: dict) -> list[int]:
+    return [int(k) for k in point["atoms_per_layer"]]
+
+
+def _vn_model(layers: list[int]):
+    """A random dictionary in the demo's shape (32 inputs, (48, 16), (32, 8)) scaled to `layers`."""
+    from atomspark.networks.vn import VNModel
+
+    last = len(layers) - 1
+    sizes = [(k, max(2, k // (4 if i == last else 3))) for i, k in enumerate(layers)]
+    return VNModel.random(max(2, 2 * layers[0] // 3), sizes, seed=0)
+
+
+def _spread(mean: float, most: float, n: int) -> np.ndarray:
+    """n per-sample counts with the given mean and maximum (one sample at the maximum)."""
+    if n < 2 or most <= mean:
+        return np.full(max(n, 1), float(mean))
+    rest = (n * mean - most) / (n - 1)
+    return np.array([most] + [rest] * (n - 1)) if rest > 0 else np.full(n, float(mean))
+
+
+def vn_price(point: dict, carried: dict, hw: NeuromorphicHardware):
+    """The chip row and GPU variants of a random VN of the point's size (module docstring)."""
+    from atomspark.networks.sample_runner import vn_runner
+    from atomspark.scenarios.compare.chip_rows import HEADLINE_STOP, chip_row
+    from atomspark.scenarios.compare.gpu_side import MatchedSettle, vn_algorithm
+
+    model = _vn_model(vn_layers(point))
+    graph = vn_runner(model).graph
+    n = int(carried["samples"])
+    steps = int(round(carried["chip_steps_per_sample"] * n))
+    profile = activity_profile(graph, steps, float(point["activity"]))
+    detail = (
+        f"held-out budget carried from the demo's trained VN: "
+        f"{carried['chip_steps_per_sample']:.0f} steps per sample"
+    )
+    row = chip_row(graph, profile, hw, n, None, HEADLINE_STOP, detail)
+    variants = []
+    for v in carried["gpu"]:
+        its = _spread(v["iterations_mean"], v["iterations_max"], n)
+        matched = MatchedSettle("joint", 0.0, its, 0.0, 0.0)
+        alg = dataclasses.replace(
+            vn_algorithm(model, matched), precision=v["precision"],
+            iterations_source=f"carried from {carried['source']}",
+        )  # fmt: skip
+        variants.append(GPUVariant(v["precision"], v["kernel"], alg, v["reaches_accuracy"],
+                                   f"carried: {v['accuracy']}"))  # fmt: skip
+    return row, variants
+
+
+def vn_grid(name: str, carried_activity: float) -> list[dict]:
+    demo = [48, 32]
+    points = []
+    for activity in sorted({*VN_ACTIVITIES[name], round(carried_activity, 4)}):
+        for s in VN_SCALES[name]:
+            points.append({"atoms_per_layer": [k * s for k in demo], "activity": activity})
+        for k in VN_ONE_LAYER[name]:
+            points.append({"atoms_per_layer": [k], "activity": activity})
+    for p in points:
+        p["size"] = sum(p["atoms_per_layer"])
+        p["series"] = f"{len(p['atoms_per_layer'])} layer(s), activity {p['activity']:g}"
+    return points
+
+
+# ----- RSGN -------------------------------------------------------------------------------------
+RSGN_NODES = {"ci": (48, 64), "full": (64, 128, 256, 512)}
+RSGN_WIDTHS = {"ci": (32,), "full": (32, 128)}
+# N x d_hidden priced at most: the demo's; the split layout's block search grows fast beyond it
+RSGN_MAX_STATE = 256 * 128
+RSGN_SPARSE_ACTIVITIES = {"ci": (0.1,), "full": (0.03, 0.1, 0.3)}  # sparse thresholds' target
+DEMO_RSGN = {"n_nodes": 256, "d_hidden": 128, "activity": 0.1}
+
+
+def rsgn_config(mode: str, point: dict):
+    """The demo's RSGN configuration (scenarios/runs/demo.rsgn_section) at the point's size."""
+    from atomspark.networks import rsgn
+
+    extra = (
+        {"k_nearest": 16, "cutoff": 0.3, "temperature": 0.1, "threshold_bounds": (0.01, 4.0),
+         "target_activity": float(point["activity"])}
+        if mode == "sparse" else {}
+    )  # fmt: skip
+    return rsgn.RSGNConfig(mode=mode, n_nodes=int(point["n_nodes"]),
+                           d_hidden=int(point["d_hidden"]), n_classes=20, n_steps=5, **extra)  # fmt: skip
+
+
+def rsgn_price(mode: str):
+    def price(point: dict, carried: dict, hw: NeuromorphicHardware):
+        from atomspark.networks import rsgn
+        from atomspark.networks.datasets import hierarchical_sequences
+        from atomspark.scenarios.compare.chip_rows import chip_row
+        from atomspark.scenarios.compare.gpu_variants import (
+            rsgn_fp32_decisions,
+            rsgn_gpu_variants,
+        )
+        from atomspark.scenarios.runs.demo import calibrate_thresholds
+        from atomspark.scenarios.runs.engine import run_rsgn
+
+        data = hierarchical_sequences(n=2 * RSGN_SEQUENCES, seed=0)
+        calib, test = data.tokens[:RSGN_SEQUENCES], data.tokens[RSGN_SEQUENCES:]
+        cfg = rsgn_config(mode, point)
+        params = rsgn.init_params(cfg, seed=0)
+        if mode == "sparse":
+            params = calibrate_thresholds(params, cfg, calib)
+        run = run_rsgn(params, cfg, test)
+        chip = chip_row(run.graph, run.profile, hw, run.n_samples, run.positions)
+        fp32 = rsgn_fp32_decisions(params, cfg, test)
+        agreement = float(np.mean(np.asarray(run.outputs).argmax(1) == fp32))
+        return chip, rsgn_gpu_variants(params, cfg, run.graph, test, agreement)
+
+    return price
+
+
+def rsgn_grid(mode: str):
+    def grid(name: str) -> list[dict]:
+        points = []
+        activities = RSGN_SPARSE_ACTIVITIES[name] if mode == "sparse" else (1.0,)
+        for activity in activities:
+            for d in RSGN_WIDTHS[name]:
+                for n in (n for n in RSGN_NODES[name] if n * d <= RSGN_MAX_STATE):
+                    points.append({"n_nodes": n, "d_hidden": d, "activity": activity})
+        for p in points:
+            p["size"] = p["n_nodes"]
+            p["series"] = f"d {p['d_hidden']}" + (
+                f", activity {p['activity']:g}" if mode == "sparse" else ""
+            )
+        return points
+
+    return grid
+
+
+register_map_family(
+    MapFamily(
+        name="VN settle",
+        workload=VN_WORKLOAD,
+        size_axis="atoms (all layers)",
+        activity_axis="share of atoms sending an event per step",
+        grid=lambda name, carried=None: vn_grid(name, (carried or {}).get("activity", 0.27)),
+        price=vn_price,
+        carried=vn_carried,
+        demo_point=lambda carried: {
+            "atoms_per_layer": list(carried["atoms_per_layer"]),
+            "activity": round(carried["activity"], 4),
+        },
+    )
+)
+for _mode in ("published", "sparse"):
+    register_map_family(
+        MapFamily(
+            name=f"RSGN {_mode}",
+            workload=f"RSGN {_mode}",
+            size_axis="nodes N",
+            activity_axis=(
+                "target activity of the calibrated thresholds (share of nodes active per step)"
+                if _mode == "sparse"
+                else "every node sends every step (the published model)"
+            ),
+            grid=lambda name, carried=None, _m=_mode: rsgn_grid(_m)(name),
+            price=rsgn_price(_mode),
+            carried=lambda demo: {},
+            demo_point=lambda carried, _m=_mode: {
+                **{k: DEMO_RSGN[k] for k in ("n_nodes", "d_hidden")},
+                "activity": DEMO_RSGN["activity"] if _m == "sparse" else 1.0,
+            },
+        )
+    )

@@ -1,0 +1,147 @@
+"""The chip-vs-GPU map (scenarios/compare/chip_gpu_map.py): its points are priced by the headline
+rows' path, a stopped run resumes, the break-even is where the curve crosses 1, bad input is
+one line, and the committed map agrees with the committed demo rows at the demo's size."""
+
+from __future__ import annotations
+
+import json
+from contextlib import nullcontext
+
+import pytest
+from atomspark.mapping.hardware import load_hardware
+from atomspark.scenarios.cli.main import main
+from atomspark.scenarios.compare.chip_gpu_map import (
+    DEMO_RESULTS,
+    POINTS_FILE,
+    break_even,
+    family_sentence,
+    run_map,
+)
+from atomspark.scenarios.compare.map_points import (
+    activity_profile,
+    map_families,
+    vn_carried,
+    vn_layers,
+    vn_price,
+)
+from atomspark.sim.core import AtomsparkError
+
+pytestmark = pytest.mark.torch
+MAP = DEMO_RESULTS / "map" / "map.json"
+# The VN points carry the demo's activity averaged over its whole 1500-step run and count the
+# same events on every step; the demo prices each sample's own events up to its held-out budget.
+VN_DEMO_TOLERANCE = 0.15
+RSGN_DEMO_TOLERANCE = 1e-9  # RSGN points run the demo's own path at its size: the same numbers
+
+
+@pytest.fixture(scope="module")
+def ci_map(tmp_path_factory):
+    out = tmp_path_factory.mktemp("map") / "ci"
+    logs: list[str] = []
+    result = run_map(out, grid="ci", families=["VN settle", "RSGN published"], log=logs.append)
+    return out, result, logs
+
+
+def test_ci_map_prices_every_point_and_writes_its_files(ci_map):
+    out, result, logs = ci_map
+    for name in ("points.jsonl", "map.json", "map_table.md", "map.png"):
+        assert (out / name).is_file()
+    points = result["points"]
+    assert {p["family"] for p in points} == {"VN settle", "RSGN published"}
+    assert sum(line.startswith("[map] ") and "/" in line.split()[1] for line in logs) == len(points)
+    for p in points:
+        assert p["fits"]
+        for regime in ("batch_1", "throughput"):
+            q = p[regime]
+            assert q["ratio_min"] <= q["ratio"] <= q["ratio_max"]
+            assert q["time_ratio_min"] <= q["time_ratio"] <= q["time_ratio_max"]
+    table = (out / "map_table.md").read_text()
+    assert table.count("\n") == len(points) + 2
+    for name, sentence in result["sentences"].items():
+        assert sentence.startswith(name) and "batch 1" in sentence and "throughput" in sentence
+
+
+def test_vn_point_prices_the_demo_vn_counts_by_the_rows_path():
+    """A VN point's profile has the activity asked for, every atom updates every step, and its
+    chip row stops by the held-out budget carried from the demo."""
+    demo = json.loads((DEMO_RESULTS / "demo.json").read_text())
+    carried = vn_carried(demo)
+    family = next(f for f in map_families() if f.name == "VN settle")
+    point = family.demo_point(carried)
+    chip, variants = vn_price(point, carried, load_hardware("loihi2"))
+    assert chip.fits and chip.stop_rule == "held-out budget"
+    assert chip.steps == pytest.approx(carried["chip_steps_per_sample"], rel=1e-3)
+    assert [v.precision for v in variants] == [v["precision"] for v in carried["gpu"]]
+    fp32 = next(v for v in variants if v.precision == "fp32")
+    its = fp32.algorithm.phases[0].iterations
+    gpu = next(v for v in carried["gpu"] if v["precision"] == "fp32")
+    assert its.mean() == pytest.approx(gpu["iterations_mean"])
+    assert its.max() == pytest.approx(gpu["iterations_max"])
+    assert sum(vn_layers(point)) == sum(demo["vn"]["atoms_per_layer"])
+
+
+def test_activity_profile_counts_events_to_the_whole_fan_out():
+    from atomspark.networks.sample_runner import vn_runner
+    from atomspark.networks.vn import VNModel
+
+    graph = vn_runner(VNModel.random(8, [(10, 4), (6, 2)], seed=1)).graph
+    prof = activity_profile(graph, 7, 0.5)
+    assert prof.events.tolist() == [[5, 3]] * 7
+    assert prof.synops.tolist() == [[5 * 16, 3 * 16]] * 7  # each atom reaches 10 + 6 atoms
+    assert prof.updates.tolist() == [[10, 6]] * 7
+    assert [u.sum() for u in prof.unit_events] == [10 * 4, 6 * 4]  # round(0.5 * 7) each
+
+
+def test_a_stopped_map_resumes_where_it_stopped(tmp_path, ci_map):
+    _, result, _ = ci_map
+    folder, only = tmp_path / "resumed", ["RSGN published"]
+    run_map(folder, grid="ci", families=only, log=lambda s: None)
+    lines = (folder / POINTS_FILE).read_text().splitlines()
+    (folder / POINTS_FILE).write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])
+    marker = json.loads((folder / "atomspark-run.json").read_text())
+    marker["state"] = "running"  # as a run stopped mid-way leaves it
+    (folder / "atomspark-run.json").write_text(json.dumps(marker))
+    logs: list[str] = []
+    again = run_map(folder, grid="ci", families=only, resume=True, log=logs.append)
+    priced = [ln for ln in logs if ln.startswith("[map] ") and "/" in ln.split()[1]]
+    assert len(priced) == len(lines) - 1  # the finished point is kept, the cut one priced again
+    mine = {p["key"]: p["batch_1"]["ratio"] for p in result["points"]}
+    for p in again["points"]:
+        assert p["batch_1"]["ratio"] == pytest.approx(mine[p["key"]], rel=1e-12)
+    with pytest.raises(AtomsparkError, match="other settings"):
+        run_map(folder, grid="ci", families=["VN settle"], resume=True, log=lambda s: None)
+
+
+def test_break_even_is_where_the_curve_crosses_one():
+    curve = [{"size": s, "fits": True, "batch_1": {"ratio": r}}
+             for s, r in ((64, 4.0), (256, 2.0), (1024, 0.5))]  # fmt: skip
+    (cross,) = break_even(curve, "batch_1")
+    assert cross == pytest.approx(512.0)  # log-log halfway between 256 and 1024
+    assert break_even(curve[:2], "batch_1") == []
+
+
+def test_sentence_says_where_the_chip_wins_and_where_it_stops():
+    family = next(f for f in map_families() if f.name == "VN settle")
+    curve = [{"size": s, "fits": True, "batch_1": {"ratio": r}, "throughput": {"ratio": t}}
+             for s, r, t in ((64, 40.0, 4.0), (256, 20.0, 2.0), (1024, 10.0, 0.5))]  # fmt: skip
+    text = family_sentence(family, curve, "2 layer(s)")
+    assert "at batch 1 the chip uses less energy at every size mapped (10x to 40x)" in text
+    assert "at throughput the chip wins from 64 to 256" in text
+    assert "stops winning at ~512" in text
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--grid", "huge"], "--grid"),
+        (["--family", "nope"], "--family"),
+        (["--resume", "--overwrite"], "--resume and --overwrite"),
+    ],
+)
+def test_bad_map_arguments_are_one_line(tmp_path, capsys, argv, words):
+    with pytest.raises(SystemExit) if argv[:2] == ["--grid", "huge"] else nullcontext():
+        code = main(["map", "--out", str(tmp_path / "m"), "--grid", "ci", *argv])
+        assert code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert not (tmp_path / "m" / POINTS_FILE).exists()
