@@ -8,7 +8,7 @@ import json
 from contextlib import nullcontext
 
 import pytest
-from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, load_hardware
 from atomspark.scenarios.cli.main import main
 from atomspark.scenarios.compare.chip_gpu_map import (
     DEMO_RESULTS,
@@ -68,7 +68,7 @@ def test_vn_point_prices_the_demo_vn_counts_by_the_rows_path():
     carried = vn_carried(demo)
     family = next(f for f in map_families() if f.name == "VN settle")
     point = family.demo_point(carried)
-    chip, variants = vn_price(point, carried, load_hardware("loihi2"))
+    chip, variants = vn_price(point, carried, load_hardware(DEFAULT_CHIP))
     assert chip.fits and chip.stop_rule == "held-out budget"
     assert chip.steps == pytest.approx(carried["chip_steps_per_sample"], rel=1e-3)
     assert [v.precision for v in variants] == [v["precision"] for v in carried["gpu"]]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import Assumptions, compare_workload
-from atomspark.mapping.hardware import load_hardware
+from atomspark.mapping.hardware import DEFAULT_CHIP, load_hardware
 from atomspark.scenarios.compare.map_points import MapFamily, map_families
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 from atomspark.sim.run_folder import finish_run, prepare_run_folder
@@ -101,7 +101,7 @@ def load_demo(results: Path = DEMO_RESULTS) -> dict:
 def run_map(
     out: str | os.PathLike,
     grid: str = "full",
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     gpu: str = "h100",
     assumptions: Assumptions | None = None,
     resume: bool = False,

@@ -4,11 +4,12 @@ on the chip, the GPU's own algorithm as GPUVariants, mapping/chip_gpu_ratios.com
 
 What is run and what is carried, per family (each registered with `register_map_family`):
 
-* RSGN (published and sparse): the demo's own path at the point's size. An untrained model
-  (the demo's RSGN is untrained too: its costs do not depend on trained values) at n_nodes N and
-  d_hidden d; sparse thresholds calibrated by homeostasis to the point's target activity; the
-  event engine runs 16 hierarchical-task sequences, the chip row prices the measured profile and
-  the GPU variants are tested on the same sequences. Nothing is carried.
+* RSGN (published and sparse): the demo's own path at the point's size
+  (scenarios/runs/demo.rsgn_workload). An untrained model (the demo's RSGN is untrained too: its
+  costs do not depend on trained values) at n_nodes N and d_hidden d; sparse thresholds
+  calibrated by homeostasis to the point's target activity; the chip runs the exported fixed
+  point on 16 hierarchical-task sequences, and the GPU variants are tested on the same
+  sequences. Nothing is carried.
 * VN settle: a settle's event counts are set by the trained dictionary (how many atoms carry
   code and how many steps it takes to settle), and a trained model per point would be one
   training run per size. The map therefore builds the graph of a random dictionary of the
@@ -99,7 +100,7 @@ def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
 # ----- VN settle --------------------------------------------------------------------------------
 VN_ACTIVITIES = {"ci": (0.05,), "full": (0.05, 0.8)}  # beside the demo's measured activity
 VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8)}  # x the demo's atoms per layer
-VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024, 2048)}
+VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024)}
 
 
 def vn_carried(demo: dict) -> dict:
@@ -217,12 +218,7 @@ def rsgn_price(mode: str):
     def price(point: dict, carried: dict, hw: NeuromorphicHardware):
         from atomspark.networks import rsgn
         from atomspark.networks.datasets import hierarchical_sequences
-        from atomspark.scenarios.compare.chip_rows import chip_row
-        from atomspark.scenarios.compare.gpu_variants import (
-            rsgn_fp32_decisions,
-            rsgn_gpu_variants,
-        )
-        from atomspark.scenarios.runs.demo import calibrate_thresholds
+        from atomspark.scenarios.runs.demo import calibrate_thresholds, rsgn_workload
         from atomspark.scenarios.runs.engine import run_rsgn
 
         data = hierarchical_sequences(n=2 * RSGN_SEQUENCES, seed=0)
@@ -231,11 +227,7 @@ def rsgn_price(mode: str):
         params = rsgn.init_params(cfg, seed=0)
         if mode == "sparse":
             params = calibrate_thresholds(params, cfg, calib)
-        run = run_rsgn(params, cfg, test)
-        chip = chip_row(run.graph, run.profile, hw, run.n_samples, run.positions)
-        fp32 = rsgn_fp32_decisions(params, cfg, test)
-        agreement = float(np.mean(np.asarray(run.outputs).argmax(1) == fp32))
-        return chip, rsgn_gpu_variants(params, cfg, run.graph, test, agreement)
+        return rsgn_workload(params, cfg, test, run_rsgn(params, cfg, test), hw)
 
     return price
 

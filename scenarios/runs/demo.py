@@ -180,6 +180,17 @@ def rsgn_section(
     return out, runs, models
 
 
+def rsgn_workload(params, cfg, tokens: np.ndarray, run: EngineRun, chip_hw):
+    """An RSGN's chip row (the exported fixed point, scenarios/compare/rsgn_compare.rsgn_chip_run)
+    and GPU variants on `tokens`; `run` is its float engine run (graph and positions). The demo
+    and the chip-vs-GPU map (scenarios/compare/map_points.py) price RSGN by this function."""
+    scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)  # the exported fixed point
+    chip = chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions)
+    fp32 = rsgn_fp32_decisions(params, cfg, tokens)
+    agreement = float(np.mean(scores.argmax(1) == fp32))
+    return chip, rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
+
+
 def run_demo(
     out: str | Path = "results/demo",
     seed: int = 0,
@@ -203,11 +214,7 @@ def run_demo(
     for mode, run in rsgn_runs.items():
         log(pricing_line(f"RSGN {mode}"))
         params, cfg, tokens = rsgn_models[mode]
-        scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)  # the exported fixed point
-        chip = chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions)
-        fp32 = rsgn_fp32_decisions(params, cfg, tokens)
-        agreement = float(np.mean(scores.argmax(1) == fp32))
-        variants = rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
+        chip, variants = rsgn_workload(params, cfg, tokens, run, chip_hw)
         workloads[f"RSGN {mode}"] = (chip, variants, None)
     results = {
         name: compare_workload(name, chip, variants, gpu_hw, assumptions, lower_bound=bound)
