@@ -292,7 +292,9 @@ def compare_with_engine(
 
     record = tuple((p.name, v) for p in net.populations for v in lava_unit(p).engine_trace)
     engine = Engine(graph)
-    prof = engine.run(steps, record=record)
+    inputs = {p.name: lava_unit(p).engine_input(p, steps) for p in net.populations
+              if lava_unit(p).engine_input is not None}  # fmt: skip
+    prof = engine.run(steps, inputs=inputs, record=record)
     errors = {}
     for i, p in enumerate(net.populations):
         unit = lava_unit(p)

@@ -13,6 +13,7 @@ from atomspark.scenarios.cli.arguments import (
     ratio_assumptions,
 )
 from atomspark.scenarios.cli.dependencies import require_torch
+from atomspark.sim.core import AtomsparkError
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -66,13 +67,19 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from atomspark.networks.nir_file import is_nir_file
     from atomspark.scenarios.runs.export import export_model
 
+    if is_nir_file(args.model):  # chosen by the file's content, as `import` chooses
+        return _export_nir(args)
+    for flag in ("producer", "dt"):
+        if getattr(args, flag) is not None:
+            raise AtomsparkError(f"--{flag}: only for a NIR graph (.nir)")
     export_model(
         args.model,
         args.to,
         args.out,
-        inputs=args.input,
+        inputs=args.input or "builtin:1",
         fixed=args.fixed,
         verify=args.verify,
         steps=args.steps,
@@ -87,6 +94,31 @@ def _cmd_export(args: argparse.Namespace) -> int:
         accept_disagreement=args.accept_disagreement,
         standard=args.standard,
     )
+    return 0
+
+
+def _export_nir(args: argparse.Namespace) -> int:
+    from atomspark.scenarios.runs.nir_lava_export import (
+        DEFAULT_INPUT,
+        export_nir_lava,
+        refuse_options,
+    )
+
+    if args.to != "lava":
+        raise AtomsparkError(f"--to {args.to}: a NIR graph exports to lava (it is NIR already)")
+    refuse_options(standard=args.standard, split_w_h=args.split_w_h,
+                   per_target_w=args.per_target_w,
+                   accept_disagreement=args.accept_disagreement)  # fmt: skip
+    if args.layout != "auto":
+        raise AtomsparkError(f"--layout {args.layout}: not for a NIR graph (one layout: node)")
+    if args.min_agreement is not None:
+        raise AtomsparkError("--min-agreement: not for a NIR graph (its agreement is recorded)")
+    export_nir_lava(
+        args.model, args.out, producer=args.producer or "nir", dt=args.dt,
+        input_spec=args.input or DEFAULT_INPUT, steps=args.steps, fixed=args.fixed,
+        verify=args.verify, report=args.report, hardware=args.hardware,
+        overwrite=args.overwrite,
+    )  # fmt: skip
     return 0
 
 
@@ -181,14 +213,20 @@ def add_import_parser(sub) -> None:
 def add_export_parser(sub) -> None:
     """`atomspark export`: a saved model to Lava, NIR or networkx."""
     exp = sub.add_parser("export", help="export a saved model to Lava, NIR or networkx")
-    exp.add_argument("model", help="a model file (.npz) written by atomspark")
+    exp.add_argument("model", help="a model file (.npz) written by atomspark, or a NIR graph")
     exp.add_argument("--to", required=True, choices=["lava", "nir", "networkx"])
     exp.add_argument(
         "--input",
-        default="builtin:1",
-        help="the input the graph is compiled for: first sample of a .npy, or builtin:N;"
-        " VN models take (B, d) signals, RSGN models (B, L, d_in) token sequences",
+        default=None,
+        help="the input the graph is compiled for: first sample of a .npy, or builtin:N "
+        "(default builtin:1); VN models take (B, d) signals, RSGN models (B, L, d_in) token "
+        "sequences; a NIR graph zero or rate:P[:SEED] spikes (default rate:0.2), streamed by "
+        "the bundle's spike sources",
     )
+    exp.add_argument("--producer", default=None, choices=["nir", "snntorch", "norse", "sinabs"],
+                     help="NIR only: whose discretisation to read the graph with (default nir)")  # fmt: skip
+    exp.add_argument("--dt", type=float, default=None,
+                     help="NIR only: the producer's time step in seconds (default: its own)")  # fmt: skip
     exp.add_argument(
         "--fixed",
         action="store_true",

@@ -7,7 +7,7 @@ model another unit describes), and a bundle's population through its (family, ar
 Process in mapping/lava/procs/.
 """
 
-from atomspark.mapping.lava.units import lif, rsgn, sigma_delta, vn  # noqa: E402, F401  (registration)
+from atomspark.mapping.lava.units import lif, rsgn, sigma_delta, source, vn  # noqa: E402, F401  (registration)
 from atomspark.mapping.lava.units.registry import (
     LavaUnit,
     lava_unit,

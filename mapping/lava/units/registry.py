@@ -35,7 +35,8 @@ class LavaUnit:
     may be a separate accumulator (channel); standard: its Process and ProcessModels are lava-nc's
     own (lava.proc), with no atomspark neuron code, so a Loihi toolchain can compile it;
     process_of(population): the Process class name when it depends on the population (else
-    `process`)."""
+    `process`); engine_input(population, steps) -> the (steps, size) external input that makes
+    its engine population do what its Process does (a spike source's relay), or None."""
 
     sim_model: str
     family: str
@@ -55,6 +56,7 @@ class LavaUnit:
     multi_channel: bool = False
     standard: bool = False
     process_of: Callable[[LavaPopulation], str] | None = None
+    engine_input: Callable[[LavaPopulation, int], np.ndarray] | None = None
 
     def process_name(self, population: LavaPopulation) -> str:
         """The Lava Process class that runs `population`."""
@@ -88,6 +90,16 @@ def register_lava_unit(unit: LavaUnit) -> LavaUnit:
         raise AtomsparkError(f"register_lava_unit: {kind} is already {_BY_KIND[kind].sim_model!r}")
     _BY_KIND[kind] = unit
     serve_lava_unit(unit.sim_model, unit)
+    return unit
+
+
+def register_bundle_unit(unit: LavaUnit) -> LavaUnit:
+    """Make `unit` the Lava description of its (family, arithmetic) only: a bundle population
+    with no sim unit model of its own (a spike source, whose engine form is a relay LIF)."""
+    kind = (unit.family, unit.arithmetic)
+    if kind in _BY_KIND and _BY_KIND[kind] is not unit:
+        raise AtomsparkError(f"register_bundle_unit: {kind} is already registered")
+    _BY_KIND[kind] = unit
     return unit
 
 
