@@ -229,3 +229,10 @@ def parse_assumptions(
              "kernel": kernel, "placement": placement}  # fmt: skip
     fixed = tuple(k for k, v in given.items() if v is not None)
     return Assumptions(scales=scales, fixed=fixed, **{k: given[k] for k in fixed})
+
+
+def priced_row(rep, hw: NeuromorphicHardware, n_samples: int, took: str) -> ChipRow:
+    """The chip row of an already priced run (an EnergyReport: an import's prediction, whose
+    placement netx_predict.price_inference chose), run for a fixed number of steps."""
+    detail = f"{rep.steps / n_samples:.0f} steps per sample"
+    return _priced_row(rep, hw, n_samples, took, FIXED_STOP, detail)

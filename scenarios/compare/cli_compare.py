@@ -20,6 +20,7 @@ from atomspark.scenarios.configs import builtin_config
 from atomspark.sim.core import AtomsparkError, require_int
 
 DEFAULT_SAMPLES = 16
+VN_STEPS = 2000  # engine steps per VN sample
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -29,9 +30,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     assumptions = ratio_assumptions(args)
     if args.samples is not None:
         require_int("--samples", args.samples, minimum=1)
-    require_int("--steps", args.steps, minimum=1)
     if not Path(args.model).is_file():
         raise AtomsparkError(f"model {args.model}: no such file (give a model.npz from train)")
+    from atomspark.networks.nir_file import is_nir_file
+
+    if is_nir_file(args.model):  # chosen by the file's content, as `import` chooses
+        return _compare_nir(args, assumptions)
+    for flag in ("producer", "dt", "input"):
+        if getattr(args, flag) is not None:
+            raise AtomsparkError(f"--{flag}: only for a NIR graph (.nir)")
+    args.steps = VN_STEPS if args.steps is None else args.steps
+    require_int("--steps", args.steps, minimum=1)
     data = compare_data(args)
     device = None if args.device == "auto" else args.device
     report = compare(
@@ -48,6 +57,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     print_comparison(report)
     print(f"[compare] wrote {args.out}/comparison.json and plots")
+    return 0
+
+
+def _compare_nir(args: argparse.Namespace, assumptions) -> int:
+    """An imported NIR graph against the GPU running it in torch (scenarios/compare/nir_compare)."""
+    from atomspark.scenarios.compare.nir_compare import DEFAULT_INPUT, DEFAULT_STEPS, compare_nir
+
+    for flag in ("data", "config"):
+        if getattr(args, flag) is not None:
+            raise AtomsparkError(f"--{flag}: not for a NIR graph (its input is --input)")
+    compare_nir(
+        args.model, args.out, producer=args.producer or "nir", dt=args.dt,
+        input_spec=args.input or DEFAULT_INPUT, samples=args.samples or 4,
+        steps=DEFAULT_STEPS if args.steps is None else args.steps, hardware=args.hardware,
+        gpu=args.gpu, device=None if args.device == "auto" else args.device,
+        assumptions=assumptions, overwrite=args.overwrite,
+    )  # fmt: skip
+    print(f"[compare] wrote {args.out}/comparison.json")
     return 0
 
 
@@ -190,7 +217,7 @@ def _print_chip_vs_gpu(report: dict) -> None:
 def add_compare_parser(sub) -> None:
     """`atomspark compare`: a trained model on the GPU path against the event engine."""
     cmp = sub.add_parser("compare", help="a trained model: GPU (torch, dense) vs event engine")
-    cmp.add_argument("model", help="model.npz written by `atomspark train`")
+    cmp.add_argument("model", help="model.npz written by `atomspark train`, or a NIR graph")
     src = cmp.add_mutually_exclusive_group()
     src.add_argument("--data", help="an .npz with tokens/signals/x (and labels/y)")
     src.add_argument(
@@ -211,7 +238,15 @@ def add_compare_parser(sub) -> None:
     add_hardware(cmp, "neuromorphic preset or JSON file")
     add_gpu(cmp, "GPU preset or JSON file that prices the GPU")
     add_ratio_flags(cmp)
-    cmp.add_argument("--steps", type=int, default=2000, help="engine steps per VN sample")
+    cmp.add_argument("--steps", type=int, default=None,
+                     help=f"engine steps per VN sample (default {VN_STEPS}); NIR: steps per "
+                     "inference (default 50)")  # fmt: skip
+    cmp.add_argument("--producer", default=None, choices=["nir", "snntorch", "norse", "sinabs"],
+                     help="NIR only: whose discretisation to read the graph with (default nir)")  # fmt: skip
+    cmp.add_argument("--dt", type=float, default=None,
+                     help="NIR only: the producer's time step in seconds (default: its own)")  # fmt: skip
+    cmp.add_argument("--input", default=None,
+                     help="NIR only: zero or rate:P[:SEED] input spikes (default rate:0.2)")  # fmt: skip
     cmp.add_argument("--no-fixed", action="store_true", help="skip the fixed-point engine run")
     cmp.add_argument("--out", default="results/compare", help="output folder (JSON + PNG)")
     add_overwrite(cmp, "compare")

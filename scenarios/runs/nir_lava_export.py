@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from atomspark.mapping.hardware import DEFAULT_CHIP
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
@@ -36,7 +37,7 @@ def export_nir_lava(
     fixed: bool = False,
     verify: bool = False,
     report: bool = False,
-    hardware: str = "loihi2",
+    hardware: str = DEFAULT_CHIP,
     overwrite: bool = False,
     log: Callable[[str], None] = print,
 ) -> dict:
