@@ -19,14 +19,11 @@ class CompareSide:
     """run(CompareRun, model, cutoffs) -> (chip row, GPU variants, chip backend name, how the
     chip's steps were chosen), filling the run's report; check_data(x, model) -> x, refusing a
     layout the model does not take; check_labels(labels, model): the labels' range;
-    gpu_side_for_run(model, data, chip outputs, graph, gpu, chip energy, chip time, device): the
-    GPU's own algorithm beside an engine run (profile; None: profile shows the dense equivalent
-    only); cutoff_sweep: its report has the
-    event-cutoff sweep (one more stage)."""
+    cutoff_sweep: its report has the event-cutoff sweep (one more stage). `compare` and
+    `profile` both price a model through `run` (scenarios/compare/chip_vs_gpu.price_model)."""
 
     run: Callable
     check_data: Callable
-    gpu_side_for_run: Callable | None = None
     check_labels: Callable = lambda labels, model: None
     cutoff_sweep: bool = False
 
@@ -59,18 +56,11 @@ def compare_side(family: str) -> CompareSide:
     return side
 
 
-def profile_gpu_side(family: str) -> Callable | None:
-    """The family's GPU side for `profile`, or None when it declares none."""
-    side = _SIDES.get(family)
-    return None if side is None else side.gpu_side_for_run
-
-
 register_compare_side(
     "vn",
     CompareSide(
         run=vn_compare.compare_vn,
         check_data=vn_compare.check_data,
-        gpu_side_for_run=vn_compare.gpu_side_for_run,
     ),
 )
 register_compare_side(
@@ -78,7 +68,6 @@ register_compare_side(
     CompareSide(
         run=rsgn_compare.compare_rsgn,
         check_data=rsgn_compare.check_data,
-        gpu_side_for_run=rsgn_compare.gpu_side_for_run,
         check_labels=rsgn_compare.check_labels,
         cutoff_sweep=True,
     ),

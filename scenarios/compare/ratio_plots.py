@@ -41,7 +41,7 @@ def plot_ratios(results: dict[str, dict], path: str | os.PathLike) -> None:
                 for lst, suffix in zip(values[kind], ("", "_min", "_max")):
                     lst.append(q[prefix + suffix])
     fig, axes = plt.subplots(
-        1, 2, figsize=(11, 1.6 + 0.42 * max(len(labels), 1)), sharey=True, squeeze=False
+        1, 2, figsize=(11, max(2.9, 1.6 + 0.42 * len(labels))), sharey=True, squeeze=False
     )
     y = np.arange(len(labels))
     for ax, kind in zip(axes[0], ("energy", "time")):

@@ -9,7 +9,6 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.quantize import fixed_rsgn_runner
 from atomspark.networks.rsgn.dynamics import ignition, initial_state
@@ -212,12 +211,3 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
             params, config, x, labels, scores_t, cutoffs, run.hardware, run.gpu
         )
     return row, variants, chip_name, "K + 1"
-
-
-def gpu_side_for_run(
-    model, data: np.ndarray, chip_outputs, graph: Graph, gpu: str, chip_energy_j: float,
-    chip_time_s: float, device: torch.device,
-) -> dict:  # fmt: skip
-    """gpu_side of an engine run (profile, demo)."""
-    params, config = model
-    return rsgn_gpu_side(params, config, graph, data, gpu, chip_energy_j, chip_time_s, device)

@@ -9,14 +9,12 @@ import dataclasses
 import time
 
 import numpy as np
-import torch
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.quantize import fixed_vn_runner
 from atomspark.networks.engine_run import concat_profiles
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.torch_path.vn_trainer import VN_TRAINER
 from atomspark.networks.vn.model import VNModel
-from atomspark.networks.vn.settle import settle as vn_settle
 from atomspark.scenarios.compare.chip_rows import (
     HEADLINE_STOP,
     ORACLE_STOP,
@@ -32,10 +30,9 @@ from atomspark.scenarios.compare.compare_common import (
     mean_active_fraction,
     torch_backend,
 )
-from atomspark.scenarios.compare.gpu_side import REFERENCE_SETTLE, vn_gpu_side
+from atomspark.scenarios.compare.gpu_side import vn_gpu_side
 from atomspark.scenarios.compare.gpu_variants import vn_gpu_variants
 from atomspark.sim.core import AtomsparkError, as_finite_array
-from atomspark.sim.graph import Graph
 
 FIXED_FRAC_BITS = 12  # fixed-point VN codes in units of 2**-12
 SUPPORT_REL_TOL = 1e-3  # a VN code counts as "on" above this fraction of the sample's max |g|
@@ -174,15 +171,3 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
     )  # fmt: skip
     variants = vn_gpu_variants(model, x, codes_t, stop.codes)
     return row, variants, chip_name, stop.detail
-
-
-def gpu_side_for_run(
-    model, data: np.ndarray, chip_outputs, graph: Graph, gpu: str, chip_energy_j: float,
-    chip_time_s: float, device: torch.device,
-) -> dict:  # fmt: skip
-    """gpu_side of an engine run (profile, demo): the accuracy target is the chip codes' error
-    against the converged NumPy reference on the same samples."""
-    reference = vn_settle(model, data, **REFERENCE_SETTLE).codes
-    return vn_gpu_side(
-        model, data, reference, chip_outputs, gpu, chip_energy_j, chip_time_s, device
-    )

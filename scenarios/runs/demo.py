@@ -17,14 +17,7 @@ from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
-from atomspark.scenarios.compare.chip_rows import (
-    HEADLINE_STOP,
-    ORACLE_STOP,
-    SETTLED_REL_ERROR,
-    chip_row,
-    truncate,
-    vn_stops,
-)
+from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR, chip_row
 from atomspark.scenarios.compare.gpu_variants import (
     rsgn_fp32_decisions,
     rsgn_gpu_variants,
@@ -32,6 +25,12 @@ from atomspark.scenarios.compare.gpu_variants import (
 )
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
 from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run
+from atomspark.scenarios.compare.vn_compare import (
+    FIXED_FRAC_BITS,
+    fixed_point_note,
+    vn_chip_rows,
+    vn_engine_run,
+)
 from atomspark.scenarios.runs.demo_transcript import (
     pricing_line,
     rsgn_lines,
@@ -83,6 +82,12 @@ def vn_section(
         codes = np.concatenate(delta.outputs[i])
         delta_errors.append(float(np.abs(codes - target).max() / max(np.abs(target).max(), 1e-12)))
     engine_s = time.perf_counter() - t0
+    # the arithmetic the chip deploys: 12-bit fixed point (send-on-delta has no fixed form)
+    fixed = vn_engine_run(model, test, VN_STEPS, fixed=True)
+    ref_all = np.concatenate(ref.codes, axis=1)
+    fixed_err = np.abs(np.concatenate(fixed[0], axis=1) - ref_all).max(axis=1) / np.maximum(
+        np.abs(ref_all).max(axis=1), 1e-12
+    )
     prof = concat_profiles(profiles)
     summary = prof.summary()
     active = {f"layer{l}": float(np.mean(c != 0)) for l, c in enumerate(ref.codes)}
@@ -100,6 +105,7 @@ def vn_section(
             VN_STEPS * sum(p.shape[0] * p.shape[1] for p in graph.projections)
         ),
         "engine_wall_s_per_sample": engine_s / len(test),
+        "fixed_point": {"frac_bits": FIXED_FRAC_BITS, "max_rel_error": float(fixed_err.max())},
         "send_on_delta": {
             "threshold": SEND_ON_DELTA,
             "events_per_sample": sum(int(p.events.sum()) for p in delta_profiles) / len(test),
@@ -109,8 +115,11 @@ def vn_section(
     }
     for line in vn_lines(out):
         log(line)
-    gpu_inputs = {"model": model, "x": test, "reference": ref.codes, "graph": graph,
-                  "runs": {"VN settle": runs, "VN send-on-delta": delta}, "record": record}  # fmt: skip
+    float_traced = {"VN send-on-delta": ([dict(t) for t in delta.traces], record)}
+    gpu_inputs = {"model": model, "x": test, "reference": ref.codes,
+                  "runs": {"VN settle": (fixed[1], fixed[4], fixed[2], True),
+                           "VN send-on-delta": (delta.profiles, float_traced["VN send-on-delta"],
+                                                graph, False)}}  # fmt: skip
     return out, prof, graph, concat_profiles(delta_profiles), gpu_inputs
 
 
@@ -242,30 +251,23 @@ def run_demo(
 
 
 def _vn_workloads(vn_gpu: dict, chip_hw, vn: dict, log: Callable[[str], None]) -> dict:
-    """Each VN variant on the chip with a step budget chosen on held-out samples
-    (scenarios/compare/chip_rows), against the GPU's settle to the accuracy the chip reached;
-    the oracle stop beside it as a labelled lower bound."""
+    """Each VN variant on the chip in the arithmetic it deploys (settle in fixed point;
+    send-on-delta in float, labelled), stopped by a step budget chosen on held-out samples, against
+    the GPU's settle held to the accuracy the chip reached; the oracle stop beside it as a labelled
+    lower bound. The same path as `compare` (scenarios/compare/vn_compare.vn_chip_rows)."""
     out = {}
-    for name, runs in vn_gpu["runs"].items():
+    for name, (profiles, traced, graph, fixed) in vn_gpu["runs"].items():
         log(pricing_line(name))
-        rows = {}
-        for rule in (HEADLINE_STOP, ORACLE_STOP):
-            stop = vn_stops(
-                runs.traces, vn_gpu["record"], vn_gpu["reference"], SETTLED_REL_ERROR, rule
-            )
-            prof = concat_profiles([truncate(p, s) for p, s in zip(runs.profiles, stop.steps)])
-            rows[rule] = (
-                chip_row(vn_gpu["graph"], prof, chip_hw, len(stop.steps), None, rule, stop.detail),
-                stop,
-            )
-        chip, stop = rows[HEADLINE_STOP]
+        chip, stop, oracle = vn_chip_rows(
+            profiles, traced, graph, vn_gpu["reference"], chip_hw, fixed_point_note(fixed)
+        )
         variants = vn_gpu_variants(vn_gpu["model"], vn_gpu["x"], vn_gpu["reference"], stop.codes)
         vn.setdefault("chip_stop_steps", {})[name] = {
             "rule": stop.rule, "target_rel_error": SETTLED_REL_ERROR, "budget": VN_STEPS,
             "per_sample": stop.steps, "mean": float(np.mean(stop.steps)),
-            "oracle_per_sample": rows[ORACLE_STOP][1].steps,
+            "oracle_per_sample": oracle.steps, "fixed_point": fixed,
         }  # fmt: skip
-        out[name] = (chip, variants, rows[ORACLE_STOP][0])
+        out[name] = (chip, variants, chip.bound)
     return out
 
 

@@ -34,7 +34,8 @@ def vn_lines(vn: dict) -> list[str]:
         f"[vn] reference settle: active fraction per layer {active}",
         f"[vn] event engine: max relative code error vs reference "
         f"{vn['engine_vs_reference_max_rel_error']:.1e} after {vn['engine_steps']} steps; within "
-        f"{SETTLED_REL_ERROR:g} after {vn['engine_steps_to_settle_median']:.0f} steps (median)",
+        f"{SETTLED_REL_ERROR:g} after {vn['engine_steps_to_settle_median']:.0f} steps (median)"
+        + _fixed(vn),
         f"[vn] events/sample {vn['events_per_sample']:.0f}, synaptic ops/sample "
         f"{vn['synops_per_sample']:.0f} vs {vn['dense_ops_per_sample_same_steps']:.0f} "
         "dense multiply-adds over the same steps",
@@ -42,6 +43,15 @@ def vn_lines(vn: dict) -> list[str]:
         f"{lazy['events_per_sample']:.0f} ({fewer:.0f}x fewer), max relative code error "
         f"{lazy['max_rel_error']:.1e}",
     ]
+
+
+def _fixed(vn: dict) -> str:
+    q = vn.get("fixed_point")
+    if not q:
+        return ""
+    return (
+        f"; in {q['frac_bits']}-bit fixed point (as deployed, and priced) {q['max_rel_error']:.1e}"
+    )
 
 
 def rsgn_lines(mode: str, r: dict) -> list[str]:
