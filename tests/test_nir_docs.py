@@ -35,4 +35,27 @@ def test_readme_example_is_the_committed_import(tmp_path):
                        log=lambda _: None)  # fmt: skip
     fresh["network"] = committed["network"]
     assert json.loads(json.dumps(fresh)) == committed, STALE
-    assert na.block_of(ROOT / "README.md", na.README_MARK) + "\n" == na.render_example(committed)
+    cmp = json.loads((RESULTS / "compare_sinabs_conv.json").read_text())
+    lava = json.loads((RESULTS / "lava_agreement.json").read_text())["sinabs_conv"]
+    block = na.render_example(committed) + na.render_compare(cmp, lava)
+    assert na.block_of(ROOT / "README.md", na.README_MARK) + "\n" == block, STALE
+
+
+def test_readme_chip_vs_gpu_row_is_the_committed_compare(tmp_path):
+    pytest.importorskip("torch")
+    committed = json.loads((RESULTS / "compare_sinabs_conv.json").read_text())
+    assert na.compare_example(tmp_path / "cmp") == committed, STALE
+    assert committed["chip_vs_gpu"]["batch_1"]["ratio"] > 0
+
+
+def test_lava_table_is_the_committed_lava_run():
+    """The Lava runs themselves are checked in tests/test_nir_lava_run.py (-m lava)."""
+    import nir_lava_agreement as nla
+
+    committed = json.loads((RESULTS / "lava_agreement.json").read_text())
+    assert set(committed) == set(na.CASES)
+    for r in committed.values():
+        assert r["float"]["differ_vs_engine"] == r["fixed"]["differ_vs_engine"] == 0
+        assert r["float"]["differ_vs_producer"] == 0
+    block = na.block_of(ROOT / "docs" / "nir.md", nla.DOC_MARK) + "\n"
+    assert block == nla.render(committed), "stale: rerun benchmarks/nir_lava_agreement.py --write"

@@ -62,3 +62,17 @@ def test_export_verify_and_the_bundles_own_check(tmp_path):
                           "--verify"], capture_output=True, text=True, timeout=600)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "input:" in run.stdout
+
+
+def test_committed_lava_table_is_what_lava_runs():
+    """docs/results/nir/lava_agreement.json (docs/nir.md's table, the README's Lava line) is
+    what benchmarks/nir_lava_agreement.py measures on Lava now."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    import nir_lava_agreement as nla
+
+    committed = json.loads((root / "docs" / "results" / "nir" / "lava_agreement.json").read_text())
+    for name in CASES:
+        assert nla.measure_case(name) == committed[name], name
