@@ -160,3 +160,21 @@ def test_lava_refuses_a_reset_it_cannot_run(tmp_path):
     with pytest.raises(AtomsparkError, match="NIR node 'x': v_reset = 0.5; Lava's LIF") as err:
         nir_lava(closed, fixed=False)
     assert "\n" not in str(err.value)
+
+
+def test_lava_refuses_a_delay_longer_than_one_step(tmp_path):
+    """A Delay node gives an engine delay Lava's Sparse cannot deliver: one line, nothing run."""
+    n = 3
+    lif = nir.LIF(tau=np.full(n, 4.0), r=np.ones(n), v_leak=np.zeros(n), v_threshold=np.ones(n))
+    g = nir.NIRGraph(
+        nodes={"input": nir.Input(input_type={"input": np.array([n])}),
+               "w": nir.Linear(weight=np.eye(n) * 2), "d": nir.Delay(delay=np.full(n, 2.0)),
+               "x": lif, "output": nir.Output(output_type={"output": np.array([n])})},
+        edges=[("input", "w"), ("w", "d"), ("d", "x"), ("x", "output")],
+    )  # fmt: skip
+    nir.write(str(tmp_path / "d.nir"), g)
+    ng = nir_graph(read_nir(tmp_path / "d.nir"), convention("nir"))
+    closed = closed_graph(ng, {"input": np.zeros((4, n))}, 4)
+    with pytest.raises(AtomsparkError, match="input->x delays: Lava's Sparse delivers") as err:
+        nir_lava(closed, fixed=False)
+    assert "\n" not in str(err.value)
