@@ -25,13 +25,20 @@ from atomspark.sim.graph import Graph, Population
 from atomspark.sim.memory import require_memory, run_record_bytes
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_loop import Counters, EventLog, Fan, ShiftStage, compiled_loop, loop_source
+from atomspark.sim.run_loop_grouped import group_items, grouped_source, typed_list
 from atomspark.sim.unit_model import Buffers, model_of
 from atomspark.sim.units.lif import FLOAT_DTYPES
+from numba import typeof
 
 DENSE_FRACTION = 0.15  # LIF dense/sparse crossover measured at 4000 units: ~0.15-0.2 pending
 _NEVER = 2**62
+# Graphs of more populations run the grouped loop (run_loop_grouped.py), whose compile time does
+# not grow with their number; up to this many, one block per population (run_loop.py) is cheaper
+# per step and its compile is still short.
+UNROLLED_MAX_POPULATIONS = 4
 _LOG_START = 1 << 16  # initial capacity of an event log (grown by doubling)
 _EMPTY = np.zeros(0)  # the state array of a fan-out or input that is not direct
+_NO_LOG = EventLog(*(np.zeros(0, np.int64),) * 3)  # the grouped loop's logs when none is kept
 
 
 @dataclass
@@ -106,6 +113,7 @@ class Engine:
         self.exact = exact
         self._direct_weights: dict = {}  # (projection, decay) -> weights / decay (cached)
         self._narrow: dict[int, np.ndarray] = {}  # projection -> uint16 target indices (cached)
+        self._grouped_plans: dict = {}  # way of running -> grouped loop and its grouping
         self.models = [model_of(p.params) for p in graph.populations]
         self._dense_min = [
             _NEVER if dense_fraction is None else int(np.ceil(dense_fraction * p.size))
@@ -345,7 +353,6 @@ class Engine:
             )
             for name, var in pairs
         }
-        loop = self._loop(sorted(ext), len(pairs), record_events)
         bufs = tuple(b.for_kernels() for b in self.buffers)
         fans = tuple(
             Fan(bufs[o.target], o.indptr, self._fan_indices(j, o), self._fan_weights(j, o), o.delay,
@@ -366,13 +373,27 @@ class Engine:
                      np.zeros(1, np.int64))
             for _ in g.populations
         ) if record_events else ()  # fmt: skip
+        names, kernels, inputs = self._update_kernels(sorted(ext))
+        common = (counters, PB, TR)
+        if len(g.populations) <= UNROLLED_MAX_POPULATIONS:
+            src = loop_source(names, [(o.source, self._fan_kind(o)) for o in self._outgoing],
+                              inputs, len(pairs), record_events)  # fmt: skip
+            loop = compiled_loop(src, kernels)
+            fixed = (bufs, tuple(self._args), fans, X, tuple(self._unit_events), *common)
+            last = (direct_in,)
+        else:
+            loop, fixed = self._grouped_loop(names, kernels, inputs, bufs, fans, X, direct_in,
+                                             len(pairs), record_events)  # fmt: skip
+            fixed += (typed_list(self._unit_events), *common)
+            logs = typed_list(logs if record_events else [_NO_LOG])  # unread without events
+            last = ()
         done = 0
         while True:
-            done = loop(done, steps, self.t, g.ring_length, bufs, tuple(self._args), fans, X,
-                        tuple(self._unit_events), counters, PB, TR, logs, direct_in)  # fmt: skip
+            done = loop(done, steps, self.t, g.ring_length, *fixed, logs, *last)
             if done == steps:
                 break
-            logs = tuple(EventLog(_grown(a.steps), _grown(a.units), a.count) for a in logs)
+            grown = [EventLog(_grown(a.steps), _grown(a.units), a.count) for a in logs]
+            logs = tuple(grown) if isinstance(logs, tuple) else typed_list(grown)
         self.t += steps
         if steps:
             for buf, n_emit in zip(self.buffers, prof.events[-1]):
@@ -386,8 +407,9 @@ class Engine:
         } if record_events else {}  # fmt: skip
         return prof
 
-    def _loop(self, with_input: list[int], n_traces: int, log_events: bool):
-        """The compiled run loop of this graph's structure (built once, cached by source)."""
+    def _update_kernels(self, with_input: list[int]):
+        """Per population: the module-global name of its update kernel in the generated loop,
+        {name: kernel}, and its input kind (run_loop.INPUT's key, None without input)."""
         n_pop = len(self.graph.populations)
         way = ["direct" if d else "lean" if lean else "" for d, lean in zip(self.direct, self.lean)]
         names = [f"update_{m.name}_{w}".rstrip("_") for m, w in zip(self.models, way)]
@@ -395,11 +417,43 @@ class Engine:
             name: m.lean.direct.update if w == "direct" else m.lean.update if w else m.update
             for name, m, w in zip(names, self.models, way)
         }
-        kinds = [(o.source, self._fan_kind(o)) for o in self._outgoing]
         input_kind = {"direct": "direct", "lean": "plain", "": "listed"}
         inputs = [input_kind[way[p]] if p in with_input else None for p in range(n_pop)]
-        src = loop_source(names, kinds, inputs, n_traces, log_events)
-        return compiled_loop(src, kernels)
+        return names, kernels, inputs
+
+    def _grouped_loop(self, names, kernels, inputs, bufs, fans, X, direct_in, n_traces, log):
+        """run_loop_grouped's loop for this graph and its arguments up to the unit event counts:
+        populations grouped by kernel, input kind and Numba types, projections by fan-out kind
+        and types; projections listed by source population in graph order. The grouping is
+        planned once per way of running (lean and direct populations, inputs, records): the
+        Numba types of the arguments follow from it, and typing them costs about 0.4 ms per
+        population, too much to pay again at every sample."""
+        n_pop = len(self.graph.populations)
+        members = [(bufs[p], self._args[p], X[p], *direct_in[p]) for p in range(n_pop)]
+        order = sorted(range(len(self._outgoing)), key=lambda j: self._outgoing[j].source)
+        entries = [(fans[j], bufs[self._outgoing[j].source].emit_val) for j in order]
+        way = (tuple(self.lean), tuple(map(bool, self.direct)), tuple(inputs), n_traces, log)
+        if way not in self._grouped_plans:
+            member_types = [typeof(m) for m in members]
+            pops = group_items([(names[p], inputs[p], member_types[p]) for p in range(n_pop)])
+            kinds = [self._fan_kind(self._outgoing[j]) for j in order]
+            entry_types = [typeof(e) for e in entries]
+            projs = group_items([(kind, t) for kind, t in zip(kinds, entry_types)])
+            src = grouped_source(
+                [key[:2] for key in pops.keys], [key[0] for key in projs.keys], n_traces, log
+            )
+            fan_ptr = np.zeros(n_pop + 1, np.int64)
+            np.add.at(fan_ptr, [self._outgoing[j].source + 1 for j in order], 1)
+            self._grouped_plans[way] = (compiled_loop(src, kernels), pops, projs,
+                                        np.cumsum(fan_ptr))  # fmt: skip
+        loop, pops, projs, fan_ptr = self._grouped_plans[way]
+        fixed = (
+            tuple(typed_list([members[p] for p in group]) for group in pops.members),
+            tuple(typed_list([entries[i] for i in group]) for group in projs.members),
+            pops.group, pops.slot, fan_ptr, projs.group, projs.slot,
+            typed_list([b.emit_idx for b in bufs]), np.zeros(n_pop, np.int64),
+        )  # fmt: skip
+        return loop, fixed
 
 
 def _uniform_value(data: np.ndarray):

@@ -157,29 +157,29 @@ EVENT_COUNTS = """\
             synops = 0
 """
 
-# Fan-out of projection j (source p) by kind; `events` is the source's emit buffers and count.
-_EVENTS = (
-    "emitted, buf_{p}.emit_val, n_events_{p}, fan_{j}.indptr, fan_{j}.indices, fan_{j}.weights"
-)
-_SLOT = "            s = (t + fan_{j}.uniform_delay) % R\n"
-_TARGET = "fan_{j}.target"
+# Fan-out of one projection by kind, as text with named holes: {fan} the projection's Fan, {val}
+# its source's emit_val, {n} the source's event count this step (the event units are `emitted`),
+# {pad} the indentation (run_loop_grouped.py fills the same holes inside its dispatch).
+_EVENTS = "emitted, {val}, {n}, {fan}.indptr, {fan}.indices, {fan}.weights"
+_SLOT = "{pad}s = (t + {fan}.uniform_delay) % R\n"
+_TARGET = "{fan}.target"
 FAN = {
-    "uniform": _SLOT + f"            synops += kf.fan_out_uniform({_EVENTS}, fan_{{j}}.full_rows, "
-    f"{_TARGET}.ring[fan_{{j}}.channel, s], {_TARGET}.tflag[s], {_TARGET}.tidx[s], "
+    "uniform": _SLOT + f"{{pad}}synops += kf.fan_out_uniform({_EVENTS}, {{fan}}.full_rows, "
+    f"{_TARGET}.ring[{{fan}}.channel, s], {_TARGET}.tflag[s], {_TARGET}.tidx[s], "
     f"{_TARGET}.tcount, s)\n",
     "plain": _SLOT
-    + f"            synops += kll.fan_out_plain({_EVENTS}, {_TARGET}.ring[fan_{{j}}.channel, s])\n",
-    "direct": f"            synops += kll.fan_out_plain({_EVENTS}, fan_{{j}}.into)\n",
-    "shifted": _SLOT + f"            stage = fan_{{j}}.stage\n"
-    f"            synops += kf.fan_out_uniform({_EVENTS}, fan_{{j}}.full_rows, stage.acc, "
+    + f"{{pad}}synops += kll.fan_out_plain({_EVENTS}, {_TARGET}.ring[{{fan}}.channel, s])\n",
+    "direct": f"{{pad}}synops += kll.fan_out_plain({_EVENTS}, {{fan}}.into)\n",
+    "shifted": _SLOT + "{pad}stage = {fan}.stage\n"
+    f"{{pad}}synops += kf.fan_out_uniform({_EVENTS}, {{fan}}.full_rows, stage.acc, "
     f"stage.flags, stage.touched, stage.count, 0)\n"
-    f"            kf.flush_shifted(stage.acc, stage.flags, stage.touched, stage.count, stage.shift, "
-    f"{_TARGET}.ring[fan_{{j}}.channel, s], {_TARGET}.tflag[s], {_TARGET}.tidx[s], "
+    f"{{pad}}kf.flush_shifted(stage.acc, stage.flags, stage.touched, stage.count, stage.shift, "
+    f"{_TARGET}.ring[{{fan}}.channel, s], {_TARGET}.tflag[s], {_TARGET}.tidx[s], "
     f"{_TARGET}.tcount, s)\n",
-    "delayed": f"            synops += kf.fan_out({_EVENTS}, fan_{{j}}.delay, t, "
-    f"{_TARGET}.ring[fan_{{j}}.channel], {_TARGET}.tflag, {_TARGET}.tidx, {_TARGET}.tcount)\n",
-    "vector": f"            synops += kr.fan_out_vector({_EVENTS}, fan_{{j}}.delay, t, "
-    f"{_TARGET}.ring[fan_{{j}}.channel], {_TARGET}.tflag, {_TARGET}.tidx, {_TARGET}.tcount)\n",
+    "delayed": f"{{pad}}synops += kf.fan_out({_EVENTS}, {{fan}}.delay, t, "
+    f"{_TARGET}.ring[{{fan}}.channel], {_TARGET}.tflag, {_TARGET}.tidx, {_TARGET}.tcount)\n",
+    "vector": f"{{pad}}synops += kr.fan_out_vector({_EVENTS}, {{fan}}.delay, t, "
+    f"{_TARGET}.ring[{{fan}}.channel], {_TARGET}.tflag, {_TARGET}.tidx, {_TARGET}.tcount)\n",
 }
 SYNOPS = "            counters.synops[step, {p}] = synops\n"
 
@@ -219,7 +219,13 @@ def loop_source(
         if log_events:
             src.append(LOG.format(p=p))
         src.append(EVENT_COUNTS.format(p=p))
-        src += [FAN[kind].format(p=p, j=j) for j, (source, kind) in enumerate(fans) if source == p]
+        src += [
+            FAN[kind].format(
+                fan=f"fan_{j}", val=f"buf_{p}.emit_val", n=f"n_events_{p}", pad=" " * 12
+            )
+            for j, (source, kind) in enumerate(fans)
+            if source == p
+        ]
         src.append(SYNOPS.format(p=p))
     src += [TRACE.format(i=i) for i in range(n_traces)]  # (3) recorded state
     src.append(FOOTER)

@@ -4,7 +4,8 @@ tests/legacy_engine.py is the engine as it was before runs moved into compiled c
 loop over steps calling the same kernels. Every counter, every state entry, every recorded trace
 and every event must be identical on LIF (float, two channels, refractoriness, mixed delays,
 external input; and fixed point), VN (float with top-k and send-on-delta; fixed point) and RSGN
-(sparse and published) graphs, also when a run is split into several calls.
+(sparse and published) graphs, also when a run is split into several calls, with the loop of
+one block per population and with the grouped loop of deep graphs alike.
 """
 
 from __future__ import annotations
@@ -102,8 +103,19 @@ def _assert_same(new: Engine, old: LegacyEngine, pn, po) -> None:
         assert np.array_equal(new.event_log[name][1], units), name
 
 
+@pytest.fixture(params=["unrolled", "grouped"])
+def loop(request, monkeypatch):
+    """Each test runs with the per-population loop and with the grouped loop (run_loop_grouped.py,
+    which the engine takes above UNROLLED_MAX_POPULATIONS populations)."""
+    import atomspark.sim.engine as engine_module
+
+    if request.param == "grouped":
+        monkeypatch.setattr(engine_module, "UNROLLED_MAX_POPULATIONS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("kind", sorted(GRAPHS))
-def test_compiled_runs_equal_the_stepped_engine_bit_for_bit(kind):
+def test_compiled_runs_equal_the_stepped_engine_bit_for_bit(kind, loop):
     graph = GRAPHS[kind](np.random.default_rng(7))
     steps = 40
     inputs = _inputs(graph, steps, np.random.default_rng(8))
@@ -118,7 +130,7 @@ def test_compiled_runs_equal_the_stepped_engine_bit_for_bit(kind):
     assert pn.events.sum() > 0  # the graphs are not silent
 
 
-def test_event_log_grows_past_its_first_capacity(monkeypatch):
+def test_event_log_grows_past_its_first_capacity(monkeypatch, loop):
     import atomspark.sim.engine as engine_module
 
     monkeypatch.setattr(engine_module, "_LOG_START", 8)
