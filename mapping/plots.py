@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from atomspark.mapping.costs import CostComparison
-from atomspark.sim.core import atomic_write_with
+from atomspark.sim.core import atomic_write_figure
 from atomspark.sim.profile import Profile
 
 
@@ -21,11 +21,9 @@ def _pyplot():
 
 
 def _save(fig, path: str | os.PathLike) -> None:
-    """Save atomically (a temporary file beside the target, then rename), with the umask's
-    permissions."""
-    atomic_write_with(
-        path, lambda tmp: fig.savefig(tmp, dpi=120, bbox_inches="tight", format="png")
-    )
+    """Save atomically (rendered in memory, a temporary file beside the target, then rename),
+    with the umask's permissions."""
+    atomic_write_figure(path, fig, dpi=120, bbox_inches="tight")
 
 
 def energy_unit(values) -> tuple[str, float]:

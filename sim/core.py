@@ -8,6 +8,8 @@ re-export from here.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -92,8 +94,24 @@ def file_mode() -> int:
 TMP_TAG = ".atomspark-tmp-"
 
 
-def atomic_write_with(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Call write(tmp_path) on a temporary file beside `path`, then rename it onto `path`."""
+# errno of a write refused for want of space: a full device, or the user's quota.
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
+
+
+class DiskFullError(OSError):
+    """A write refused for want of space, with the size of the file it was writing (`needed`,
+    bytes; None when not known) so that the message can say how much space the write needs."""
+
+    def __init__(self, cause: OSError, path: Path, needed: int | None) -> None:
+        super().__init__(cause.errno, cause.strerror, str(path))
+        self.needed = needed
+
+
+def atomic_write_with(
+    path: str | os.PathLike, write: Callable[[str], None], size: int | None = None
+) -> None:
+    """Call write(tmp_path) on a temporary file beside `path`, then rename it onto `path`.
+    size: the bytes write() will write, when known; a full disk raises DiskFullError with it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TMP_TAG}", suffix=".tmp")
@@ -104,9 +122,11 @@ def atomic_write_with(path: str | os.PathLike, write: Callable[[str], None]) -> 
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in FULL_DISK and type(exc) is not DiskFullError:
+            raise DiskFullError(exc, path, size) from exc
         raise
 
 
@@ -117,7 +137,16 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         with open(tmp, "wb") as fh:
             fh.write(data)
 
-    atomic_write_with(path, write)
+    atomic_write_with(path, write, len(data))
+
+
+def atomic_write_figure(path: str | os.PathLike, fig, **savefig_options) -> None:
+    """Save a Matplotlib figure as PNG to `path` atomically (rendered in memory first, so that a
+    full disk can say how many bytes the image needs)."""
+    buffer = io.BytesIO()
+    buffer.name = str(path)  # for whoever inspects the save (tests/test_plots.py's checks)
+    fig.savefig(buffer, format="png", **savefig_options)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

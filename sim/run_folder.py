@@ -26,7 +26,6 @@ then, inside the run folder only. A full disk is reported in one line (`disk_ful
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -37,7 +36,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from atomspark.sim import run_lock
-from atomspark.sim.core import TMP_TAG, AtomsparkError, atomic_write_text
+from atomspark.sim.core import FULL_DISK, TMP_TAG, AtomsparkError, atomic_write_text
+
+__all__ = ["FULL_DISK"]  # re-exported: the command line catches a full disk by these errno
 
 RUN_MARKER = "atomspark-run.json"
 # What each one-shot command writes (exact names: --overwrite deletes these and nothing else).
@@ -62,8 +63,7 @@ OUTPUTS = {
 }
 MODES = ("new", "resume", "overwrite")
 _TMP_GLOB = f".*{TMP_TAG}*.tmp"
-RUNNING, FINISHED = "running", "finished"
-FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
+RUNNING, FINISHED, FAILED = "running", "finished", "failed"
 
 
 def _is_own_temporary(path: Path) -> bool:
@@ -157,7 +157,7 @@ def _decide(folder, command, mode, outputs, arg, legacy_files, resumable, resume
     owner = None if marker is None else marker.get("command")
     legacy = marker is None and any(name in entries for name in legacy_files)
     ours = owner == command or legacy
-    incomplete = ours and marker is not None and marker.get("state") == RUNNING
+    incomplete = ours and marker is not None and marker.get("state") in (RUNNING, FAILED)
     if mode == "resume":
         if not ours:
             what = f"a {owner} run" if owner else "no run to resume" if not entries else "no run"
@@ -189,9 +189,10 @@ def _decide(folder, command, mode, outputs, arg, legacy_files, resumable, resume
         if incomplete:
             lacking = _missing(folder, command, outputs)
             lacks = f"; missing {', '.join(lacking)}" if lacking else ""
+            how = "failed" if marker.get("state") == FAILED else "stopped before its end"
             raise AtomsparkError(
-                f"{arg} {folder}: holds an incomplete `atomspark {command}` run (it stopped "
-                f"before its end{lacks}); pass {hint}, or choose another folder"
+                f"{arg} {folder}: holds an incomplete `atomspark {command}` run (it {how}"
+                f"{lacks}); pass {hint}, or choose another folder"
             )
         raise AtomsparkError(
             f"{arg} {folder}: already holds a `atomspark {command}` run ({shown}); pass {hint}, "
@@ -262,6 +263,21 @@ def finish_run(folder: str | os.PathLike) -> None:
     run_lock.release(folder)
 
 
+def fail_held_runs(reason: str) -> None:
+    """Mark every run this process holds "failed" (with `reason`) and release its lock: called
+    when a command ends with an error, so that its partial run reads as incomplete and its folder
+    is free for a rerun. On a full disk even the small marker may not be written; it then keeps
+    saying "running", which reads as incomplete as well."""
+    for run in run_lock.held_runs():
+        marker = read_marker(run.folder) or {}
+        try:
+            _write_marker(run.folder, marker.get("command", run.command), FAILED,
+                          marker.get("created_utc"), reason)  # fmt: skip
+        except OSError:
+            pass
+        run_lock.release(run.folder)
+
+
 def release_run(folder: str | os.PathLike) -> None:
     """Release the lock of a run that stops without finishing (its marker says "running")."""
     run_lock.release(Path(folder))
@@ -281,28 +297,44 @@ def lock_released_after(folder: str | os.PathLike) -> Iterator[None]:
     release_run(folder)
 
 
-def _write_marker(folder: Path, command: str, state: str, created: str | None = None) -> None:
+def _write_marker(
+    folder: Path, command: str, state: str, created: str | None = None, reason: str = ""
+) -> None:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     info = {"command": command, "created_utc": created or now, "state": state}
     if state == FINISHED:
         info["finished_utc"] = now
+    if state == FAILED:
+        info["failed_utc"], info["reason"] = now, reason[:500]
     atomic_write_text(folder / RUN_MARKER, json.dumps(info) + "\n")
 
 
+def _size(n_bytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n_bytes < 1024 or unit == "GiB":
+            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+    raise AssertionError("unreachable")
+
+
 def disk_full_message(exc: OSError) -> str:
-    """One line for a write that failed on a full disk: the run folder, the space left there,
-    and how to redo the run (the same advice a rerun into the folder gives)."""
+    """One line for a write that failed on a full disk: the run folder, the space the write
+    needed (the size of the file it was writing, which an atomic write knows: DiskFullError)
+    and the space left there, and how to redo the run (the advice a rerun into the folder
+    gives)."""
     held = run_lock.held_runs()
     where = Path(exc.filename).parent if exc.filename else None
     run = next((h for h in reversed(held) if where is None or h.folder == where), None)
     run = run or (held[-1] if held else None)
     folder = run.folder if run else where or Path.cwd()
     try:
-        free = f"{shutil.disk_usage(folder).free / 1024:.0f} KiB free"
+        free = f"{_size(shutil.disk_usage(folder).free)} free"
     except OSError:
         free = "free space unknown"
+    needed = getattr(exc, "needed", None)
+    need = "size not known" if needed is None else f"needs {_size(needed)}"
     name = f" writing {Path(exc.filename).name}" if exc.filename else ""
-    text = f"{folder}: no space left on the device{name} ({free})"
+    text = f"{folder}: no space left on the device{name} ({need}, {free})"
     if run is None:
         return f"{text}; free some space and run the command again"
     hint = redo_advice(folder, run.resume_file is not None, run.resume_file)

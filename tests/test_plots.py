@@ -143,7 +143,7 @@ def checked(monkeypatch):
     original = Figure.savefig
 
     def savefig(self, fname, *args, **kwargs):
-        name = Path(str(fname)).name
+        name = Path(str(getattr(fname, "name", fname))).name  # in memory: the target's name
         seen[name] = figure_problems(self)
         return original(self, fname, *args, **kwargs)
 

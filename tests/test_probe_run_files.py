@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from atomspark.sim.core import AtomsparkError
 
 TOML = (
     'task = "rsgn-sequence"\ndtype = "float64"\nepochs = 3\nbatch_size = 16\n'
@@ -223,10 +225,62 @@ def test_a_full_disk_is_one_line_and_leaves_a_visibly_incomplete_run(tmp_path, v
     errors = [ln for ln in done.stderr.splitlines() if ": error: " in ln]
     assert len(errors) == 2, done.stderr[-3000:]
     assert "full/run: no space left on the device" in errors[0]
+    assert re.search(r"\(needs [0-9.]+ (bytes|KiB|MiB), [0-9.]+ (bytes|KiB) free\)", errors[0])
     assert "incomplete" in errors[0] and "--overwrite" in errors[0]
     assert "rc=2" in done.stdout
-    assert '"state": "running"' in done.stdout
+    # marked failed, or, when even the marker found no room, still "running": never finished
+    assert '"state": "failed"' in done.stdout or '"state": "running"' in done.stdout
     assert "holds an incomplete `atomspark profile` run" in errors[1]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("boom"), AtomsparkError("bad value")])
+def test_a_run_that_errors_is_marked_failed_and_its_folder_freed(
+    tmp_path, vn_model, monkeypatch, capsys, error
+):
+    """A command that dies after its folder was prepared leaves a run marked failed, with the
+    reason, and lets go of the lock; a rerun names it incomplete and --overwrite redoes it."""
+    import atomspark.scenarios.runs.profile as profile_run
+    from atomspark.scenarios.cli.main import main
+    from atomspark.sim import run_lock
+
+    def broken(*args, **kwargs):
+        raise error
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(profile_run, "plot_raster", broken)
+    if isinstance(error, AtomsparkError):
+        assert main(_profile(vn_model, out)) == 2
+    else:
+        with pytest.raises(RuntimeError):
+            main(_profile(vn_model, out))
+    marker = json.loads((out / "atomspark-run.json").read_text())
+    assert marker["state"] == "failed" and str(error) in marker["reason"]
+    assert run_lock.held_runs() == [] and not (out / run_lock.LOCK_FILE).exists()
+    capsys.readouterr()
+    assert main(_profile(vn_model, out)) == 2
+    line = capsys.readouterr().err
+    assert "holds an incomplete `atomspark profile` run (it failed; missing raster.png" in line
+    monkeypatch.undo()
+    assert main(_profile(vn_model, out, "--overwrite")) == 0
+    assert json.loads((out / "atomspark-run.json").read_text())["state"] == "finished"
+
+
+def test_a_full_disk_names_the_space_the_write_needs(tmp_path):
+    """DiskFullError carries the size of the file an atomic write was writing."""
+    import errno
+
+    from atomspark.sim import core
+    from atomspark.sim.run_folder import disk_full_message
+
+    def full(tmp):
+        raise OSError(errno.ENOSPC, "No space left on device", tmp)
+
+    with pytest.raises(core.DiskFullError) as caught:
+        core.atomic_write_with(tmp_path / "big.json", full, size=3 * 1024 * 1024)
+    assert caught.value.needed == 3 * 1024 * 1024 and caught.value.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []  # no temporary left
+    line = disk_full_message(caught.value)
+    assert "writing big.json (needs 3.0 MiB, " in line and " free)" in line
 
 
 @pytest.mark.torch

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from atomspark.networks.families import task_loss_title, task_metric
-from atomspark.sim.core import atomic_write_text, atomic_write_with
+from atomspark.sim.core import atomic_write_figure, atomic_write_text
 
 
 def _valid(row) -> bool:
@@ -113,5 +113,5 @@ def plot_metrics(metrics_path: Path, png_path: Path, task: str = "rsgn-sequence"
     for ax in axes[1:]:
         ax.set_ylim(-0.03, 1.03)
     fig.tight_layout()
-    atomic_write_with(png_path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+    atomic_write_figure(png_path, fig, dpi=100)
     plt.close(fig)

@@ -27,7 +27,7 @@ from atomspark.scenarios.runs.cli_train import (  # noqa: F401 (parse_setting, _
 )
 from atomspark.scenarios.sweep.cli_sweep import add_sweep_parser
 from atomspark.sim.core import AtomsparkError
-from atomspark.sim.run_folder import FULL_DISK, disk_full_message
+from atomspark.sim.run_folder import FULL_DISK, disk_full_message, fail_held_runs
 
 SUBCOMMANDS = (  # in the order `atomspark --help` lists them
     add_demo_parser,
@@ -94,20 +94,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except AtomsparkError as exc:
+        fail_held_runs(str(exc))
         print(f"atomspark {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         if exc.errno not in FULL_DISK:
+            fail_held_runs(f"{type(exc).__name__}: {exc}")
             raise
-        print(f"atomspark {args.command}: error: {disk_full_message(exc)}", file=sys.stderr)
+        message = disk_full_message(exc)  # names the run, so before its lock is released
+        fail_held_runs("no space left on the device")
+        print(f"atomspark {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        fail_held_runs("interrupted")
         print(
             f"atomspark {args.command}: interrupted; files already written are complete "
             "(every write is atomic), the rest were not written",
             file=sys.stderr,
         )
         return 130
+    except BaseException as exc:
+        fail_held_runs(f"{type(exc).__name__}: {exc}")
+        raise
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 from atomspark.mapping.plots import energy_unit
-from atomspark.sim.core import atomic_write_with
+from atomspark.sim.core import atomic_write_figure
 
 LABELS = {"torch": "torch, dense", "engine_float": "engine float", "engine_fixed": "engine fixed"}
 
@@ -86,7 +86,7 @@ def plot_accuracy_energy(report: dict, metric: str, path: str | os.PathLike) -> 
     ax.set_title(f"{report['model']['kind'].upper()}: {metric.replace('_', ' ')} vs energy")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    atomic_write_with(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+    atomic_write_figure(path, fig, dpi=100)
     plt.close(fig)
 
 
@@ -158,7 +158,7 @@ def plot_energy_hist(report: dict, path: str | os.PathLike) -> None:
     ax.set_xlabel(f"energy per sample ({unit})")
     ax.set_title(f"per-sample energy ({report['samples']} samples, one dot each)")
     fig.tight_layout()
-    atomic_write_with(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+    atomic_write_figure(path, fig, dpi=100)
     plt.close(fig)
 
 
@@ -185,5 +185,5 @@ def plot_cutoff(report: dict, path: str | os.PathLike) -> None:
     ax.legend(fontsize=7, loc="lower left")
     ax2.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    atomic_write_with(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
+    atomic_write_figure(path, fig, dpi=100)
     plt.close(fig)

@@ -298,7 +298,7 @@ def keep_model(grid: str, name: str, out: Path, results: Path = RESULTS) -> list
     if dst.is_file() and dst.read_bytes() == src.read_bytes():
         return []
     dst.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_with(dst, lambda tmp: shutil.copyfile(src, tmp))
+    atomic_write_with(dst, lambda tmp: shutil.copyfile(src, tmp), src.stat().st_size)
     return [dst]
 
 
