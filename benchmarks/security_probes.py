@@ -56,7 +56,7 @@ CLASSES = (
      "a chain of 20 layers imported in 64 s, 40 layers over 250 s, 100 layers not in 100 s",
      [("test_deep_networks", "")]),
     ("Lava bundles",
-     "refusals were 24-line tracebacks; a population named ../.. wrote outside the temporary "
+     "refusals were 24-line tracebacks; a population name climbing out with dot-dot wrote outside the temporary "
      "folder; an out-of-bounds connection index segfaulted the reference run",
      [("test_untrusted_bundles", "")]),
     ("refused --out",
