@@ -265,6 +265,19 @@ def test_a_run_that_errors_is_marked_failed_and_its_folder_freed(
     assert json.loads((out / "atomspark-run.json").read_text())["state"] == "finished"
 
 
+def test_the_metrics_log_names_the_bytes_a_full_disk_refused():
+    from atomspark.networks.torch_path.metrics_log import MetricsAppender
+    from atomspark.sim.core import DiskFullError
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    with pytest.raises(DiskFullError) as caught:
+        with MetricsAppender(Path("/dev/full")) as log:
+            log.write("x" * 100 + "\n")
+            log.flush()
+    assert caught.value.needed == 101
+
+
 def test_a_full_disk_names_the_space_the_write_needs(tmp_path):
     """DiskFullError carries the size of the file an atomic write was writing."""
     import errno
@@ -293,7 +306,7 @@ def test_after_a_full_disk_train_the_advice_and_resume_agree(tmp_path):
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     errors = [ln for ln in done.stderr.splitlines() if ": error: " in ln]
     assert len(errors) == 3, done.stderr[-3000:]
-    assert "no space left on the device" in errors[0]
+    assert "no space left on the device" in errors[0] and "(needs " in errors[0]
     resumable = "checkpoint.pt" in done.stdout.split()
     assert ("--resume" in errors[0]) == resumable and ("--resume" in errors[1]) == resumable
     assert "incomplete" in errors[1]

@@ -1,5 +1,5 @@
-"""A training run's metrics.jsonl: the best validation epoch read from it, the rows a resume
-drops, and the loss/metric/activity plot drawn from it."""
+"""A training run's metrics.jsonl: appended to while it trains, the best validation epoch read
+from it, the rows a resume drops, and the loss/metric/activity plot drawn from it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,48 @@ import math
 from pathlib import Path
 
 from atomspark.networks.families import task_loss_title, task_metric
-from atomspark.sim.core import atomic_write_figure, atomic_write_text
+from atomspark.sim.core import (
+    FULL_DISK,
+    DiskFullError,
+    atomic_write_figure,
+    atomic_write_text,
+)
+
+
+class MetricsAppender:
+    """metrics.jsonl open for appending rows. A full disk raises DiskFullError with the bytes
+    written since the last flush (what the write that failed needed), so that its one-line
+    message can say how much space the run needs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._pending = 0
+
+    def write(self, text: str) -> None:
+        self._pending += len(text.encode("utf-8"))
+        self._guarded(self._file.write, text)
+
+    def flush(self) -> None:
+        self._guarded(self._file.flush)
+        self._pending = 0
+
+    def close(self) -> None:
+        self._guarded(self._file.close)
+
+    def _guarded(self, operation, *args) -> None:
+        try:
+            operation(*args)
+        except OSError as exc:
+            if exc.errno in FULL_DISK and not isinstance(exc, DiskFullError):
+                raise DiskFullError(exc, self.path, self._pending) from exc
+            raise
+
+    def __enter__(self) -> MetricsAppender:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 def _valid(row) -> bool:

@@ -41,6 +41,7 @@ from atomspark.networks.torch_path.config import check_memory, load_config, vali
 from atomspark.networks.torch_path.device import pinned_numerics, resolve_dtype, select_device
 from atomspark.networks.torch_path.interruption import StopOnSigint, TrainingInterrupted
 from atomspark.networks.torch_path.metrics_log import (
+    MetricsAppender,
     best_validation,
     plot_metrics,
     truncate_metrics,
@@ -369,7 +370,7 @@ def _train(run: _Run, progress: bool, max_steps: int | None) -> TrainResult:
     ev: dict | None = None
     bar = progress_bar(run.total, "[train]", "step", enabled=progress, initial=run.step)
     try:
-        with StopOnSigint() as stop, bar, open(metrics_path, "a", encoding="utf-8") as log:
+        with StopOnSigint() as stop, bar, MetricsAppender(metrics_path) as log:
             loop = _Loop(x_dev, y_dev, log, bar, stop, max_steps, time.perf_counter())
             while run.epoch < run.cfg["epochs"]:
                 epoch_start = time.perf_counter()
