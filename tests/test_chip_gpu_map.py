@@ -109,7 +109,7 @@ def test_a_stopped_map_resumes_where_it_stopped(tmp_path, ci_map):
     for p in again["points"]:
         assert p["batch_1"]["ratio"] == pytest.approx(mine[p["key"]], rel=1e-12)
     with pytest.raises(AtomsparkError, match="other settings"):
-        run_map(folder, grid="ci", families=["VN settle"], resume=True, log=lambda s: None)
+        run_map(folder, grid="full", families=only, resume=True, log=lambda s: None)
 
 
 def test_break_even_is_where_the_curve_crosses_one():
@@ -145,3 +145,43 @@ def test_bad_map_arguments_are_one_line(tmp_path, capsys, argv, words):
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
     assert not (tmp_path / "m" / POINTS_FILE).exists()
+
+
+def test_lif_point_runs_a_fixed_window_and_only_fp32_counts_as_reaching():
+    from atomspark.scenarios.compare.map_lif import LIF_STEPS, lif_price
+
+    chip, variants = lif_price({"neurons": 250, "activity": 0.01}, {}, load_hardware(DEFAULT_CHIP))
+    assert chip.fits and chip.stop_rule == "fixed steps" and chip.steps == LIF_STEPS
+    assert {(v.precision, v.kernel) for v in variants if v.reaches_accuracy} == {
+        ("fp32", "dense"), ("fp32", "sparse")}  # fmt: skip
+    dense, sparse = (next(v for v in variants if v.kernel == k and v.precision == "fp32")
+                     for k in ("dense", "sparse"))  # fmt: skip
+    assert dense.algorithm.phases[0].weight_bytes == 4 * 250 * 250
+    assert sparse.algorithm.phases[0].weight_bytes < dense.algorithm.phases[0].weight_bytes / 20
+
+
+def test_committed_map_agrees_with_the_demo_rows_at_the_demo_size():
+    """The map and the headline rows are one pricing path: at the demo's size and activity the
+    committed map gives the committed demo's ratios (RSGN exactly; VN within its stated
+    tolerance, module constants)."""
+    result = json.loads(MAP.read_text())
+    demo = json.loads((DEMO_RESULTS / "demo.json").read_text())
+    agreement = result["demo_agreement"]
+    assert set(agreement) == {f.name for f in map_families() if f.workload}
+    for name, regimes in agreement.items():
+        tol = VN_DEMO_TOLERANCE if name.startswith("VN") else RSGN_DEMO_TOLERANCE
+        for regime, q in regimes.items():
+            row = demo["chip_vs_gpu"][result["families"][name]["workload"]][regime]
+            assert q["demo"] == pytest.approx(row["ratio"], rel=1e-12), "map.json is stale"
+            assert q["map"] == pytest.approx(q["demo"], rel=tol), (name, regime)
+            assert q["map_time"] == pytest.approx(q["demo_time"], rel=tol), (name, regime)
+
+
+def test_committed_map_covers_each_family_over_sizes_and_activity():
+    result = json.loads(MAP.read_text())
+    for name in result["families"]:
+        pts = [p for p in result["points"] if p["family"] == name]
+        sizes = {p["size"] for p in pts}
+        assert len(sizes) >= 3, name
+        assert max(sizes) >= 4 * min(sizes), name
+        assert name in result["sentences"]

@@ -51,3 +51,21 @@ def test_headlines_hold_only_what_a_chip_can_do_and_best_practice():
         if bound:  # the oracle stop is cheaper for the chip: a bound, never the headline
             assert bound["batch_1"] >= r["batch_1"]["ratio"] * (1 - 1e-9)
             assert "not a headline" in text
+
+
+def test_the_doc_leads_with_the_map_and_its_sentences_are_the_results():
+    chip_map = load_map()
+    assert chip_map is not None, "docs/results/chip_vs_gpu/map/map.json: run `atomspark map`"
+    text = DOC.read_text()
+    assert text.index("## The map: where the chip wins") < text.index("## Method")
+    assert "](results/chip_vs_gpu/map/map.png)" in text
+    for sentence in chip_map["sentences"].values():
+        assert f"- {sentence}" in text
+    # each sentence's numbers are those of the points on its curve
+    from atomspark.scenarios.compare.chip_gpu_map import curves, family_sentence
+    from atomspark.scenarios.compare.map_points import map_families
+
+    for family in map_families():
+        series = chip_map["families"][family.name]["sentence_series"]
+        curve = curves(chip_map["points"], family.name)[series]
+        assert chip_map["sentences"][family.name] == family_sentence(family, curve, series)

@@ -70,6 +70,20 @@ def price_point(family: MapFamily, point: dict, carried: dict, chip_hw, gpu_hw, 
     return summarise(compare_workload(family.name, chip, variants, gpu_hw, a))
 
 
+def _check_same_settings(folder: Path, settings: dict) -> None:
+    """A resumed run prices as the stopped one did; the families may differ (points are keyed
+    by family)."""
+    path = folder / SETTINGS_FILE
+    if not path.is_file():
+        return  # prepare_run_folder says what is missing
+    before = json.loads(path.read_text())
+    same = {k: v for k, v in json.loads(json.dumps(settings)).items() if k != "families"}
+    if not isinstance(before, dict) or {k: v for k, v in before.items() if k != "families"} != same:
+        raise AtomsparkError(
+            f"--resume: {folder} was run with other settings ({before}); pass --overwrite"
+        )
+
+
 def _read_points(path: Path) -> dict[str, dict]:
     """Finished points of a previous run (a line cut short by a stop is dropped)."""
     done = {}
@@ -124,16 +138,12 @@ def run_map(
     settings = {"grid": grid, "hardware": hardware, "gpu": gpu, "families": [f.name for f in chosen],
                 "assumptions": {**asdict(a), "fixed": list(a.fixed)}}  # fmt: skip
     mode = "resume" if resume else "overwrite" if overwrite else "new"
+    if resume:  # refused before the folder is touched
+        _check_same_settings(Path(out), settings)
     folder = prepare_run_folder(out, "map", mode, resumable=True, resume_file=POINTS_FILE)
-    if resume:
-        before = json.loads((folder / SETTINGS_FILE).read_text())
-        if before != json.loads(json.dumps(settings)):
-            raise AtomsparkError(
-                f"--resume: {folder} was run with other settings ({before}); pass --overwrite"
-            )
-    else:
+    if not resume:
         (folder / POINTS_FILE).write_text("")
-        atomic_write_text(folder / SETTINGS_FILE, json.dumps(settings, indent=2))
+    atomic_write_text(folder / SETTINGS_FILE, json.dumps(settings, indent=2))
     done = _read_points(folder / POINTS_FILE)
     carried = {f.name: f.carried(demo) for f in chosen}
     todo = [(f, p) for f in chosen for p in f.grid(grid, carried[f.name])]
@@ -196,6 +206,10 @@ def _x(v: float) -> str:
     return f"{v:.2g}x" if v < 10 else f"{v:,.0f}x"
 
 
+def _span(lo: float, hi: float) -> str:
+    return f"about {_x(lo)}" if hi <= lo * 1.05 else f"{_x(lo)} to {_x(hi)}"
+
+
 def _size(v: float) -> str:
     return f"{v:,.0f}"
 
@@ -215,10 +229,10 @@ def family_sentence(family: MapFamily, curve: list[dict], series: str) -> str:
         cross = break_even(fit, regime)
         if len(wins) == len(fit):
             parts.append(f"at {words} the chip uses less energy at every size mapped "
-                         f"({_x(min(r))} to {_x(max(r))})")  # fmt: skip
+                         f"({_span(min(r), max(r))})")  # fmt: skip
         elif not wins:
-            parts.append(f"at {words} the GPU uses less at every size ({_x(min(r))} to "
-                         f"{_x(max(r))})")  # fmt: skip
+            parts.append(f"at {words} the GPU uses less at every size "
+                         f"({_span(min(r), max(r))})")  # fmt: skip
         else:
             where = ", ".join(f"~{_size(c)}" for c in cross) or "between points"
             best = max(fit, key=lambda p: p[regime]["ratio"])
@@ -281,6 +295,7 @@ def build_map(points: list[dict], chosen, carried: dict, demo: dict, settings: d
                 "size_axis": f.size_axis,
                 "activity_axis": f.activity_axis,
                 "workload": f.workload,
+                "method": f.method,
                 "carried": carried[f.name],
                 "sentence_series": series[f.name],
             }

@@ -54,25 +54,22 @@ def _agreement_table(chip_map: dict) -> list[str]:
     return out
 
 
-def _carried(name: str, meta: dict) -> str:
+def _method(name: str, meta: dict) -> str:
     c = meta["carried"]
+    text = (
+        f"- **{name}** ({meta['size_axis']}; activity: {meta['activity_axis']}): {meta['method']}."
+    )
     if not c:
-        return (f"- **{name}**: runs the demo's own path at each size (untrained model, as the "
-                f"demo's; event engine on 16 hierarchical-task sequences); activity: "
-                f"{meta['activity_axis']}. Nothing carried.")  # fmt: skip
+        return text
     gpu = ", ".join(
-        f"{g['precision']} {g['iterations_mean']:.0f} (slowest {g['iterations_max']:.0f})"
-        + ("" if g["reaches_accuracy"] else " [misses the chip's accuracy]")
+        f"{g['precision']} {g['iterations_mean']:.0f} (slowest sample {g['iterations_max']:.0f})"
+        + ("" if g["reaches_accuracy"] else ", misses the chip's accuracy")
         for g in c["gpu"]
     )
     return (
-        f"- **{name}**: the graph of a random dictionary of each size (dense VN: every atom "
-        f"reaches its layer and the next whatever the weights); activity: {meta['activity_axis']} "
-        f"(the demo measured {c['activity']:.3g}). Carried from {c['source']}: the chip's "
-        f"held-out step budget, {c['chip_steps_per_sample']:.0f} steps per sample; the GPU's "
-        f"FISTA iterations per sample by precision: {gpu}. In truth both grow with the size and "
-        "the conditioning of a trained dictionary, and the code density follows the data; the "
-        "map holds them at the demo's values (labelled carried) and varies the activity instead."
+        f"{text} Carried from {c['source']}: the chip's held-out budget, "
+        f"{c['chip_steps_per_sample']:.0f} steps per sample; the GPU's iterations per sample by "
+        f"precision: {gpu}; the demo's activity, {c['activity']:.3g}."
     )
 
 
@@ -89,7 +86,7 @@ def map_section(chip_map: dict | None) -> list[str]:
         "Each model family over sizes and activity levels, every point priced by the path the "
         "rows below use (the same stopping rule, placement objective, assumptions and "
         "best-practice range: `mapping/chip_gpu_ratios.compare_workload`). Ratio GPU / chip per "
-        "sample, energy; each sentence follows the series holding the demo's model:",
+        "sample, energy; each sentence follows one series (the demo's model where the demo has one):",
         "",
         *[f"- {s}" for s in chip_map["sentences"].values()],
         "",
@@ -103,7 +100,7 @@ def map_section(chip_map: dict | None) -> list[str]:
         "",
         "What each family runs, and what it carries where a cost depends on trained values:",
         "",
-        *[_carried(name, meta) for name, meta in chip_map["families"].items()],
+        *[_method(name, meta) for name, meta in chip_map["families"].items()],
         "",
         "At the demo's size and activity the map and the rows below agree (tested: RSGN to "
         "rounding, being the same run; VN within 15 %, its activity averaged over the demo's "

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import ChipRow, GPUVariant
 from atomspark.mapping.hardware import NeuromorphicHardware
+from atomspark.scenarios.compare import map_lif
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
@@ -43,7 +44,8 @@ class MapFamily:
     """A family's side of the map. grid(name, carried) -> the points' parameters (dicts with "size", the
     x axis, and "activity"); price(point, carried, chip hw) -> (ChipRow, GPU variants);
     carried(demo) -> what the points carry from the demo's rows (JSON-ready; {} when nothing);
-    demo_point: the point at the demo's size and activity (its row in demo.json is `workload`);
+    demo_point: the point at the demo's size and activity (its row in demo.json is `workload`,
+    "" when the demo has none), the series the family's sentence follows;
     size_axis / activity_axis: what the axes mean, in words."""
 
     name: str
@@ -54,6 +56,7 @@ class MapFamily:
     price: Callable[[dict, dict, NeuromorphicHardware], tuple[ChipRow, list[GPUVariant]]]
     carried: Callable[[dict], dict]
     demo_point: Callable[[dict], dict]
+    method: str = ""  # what runs at each point and what is carried, for the doc
 
 
 _FAMILIES: dict[str, MapFamily] = {}
@@ -99,8 +102,8 @@ def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
 
 # ----- VN settle --------------------------------------------------------------------------------
 VN_ACTIVITIES = {"ci": (0.05,), "full": (0.05, 0.8)}  # beside the demo's measured activity
-VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8)}  # x the demo's atoms per layer
-VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024)}
+VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8, 16)}  # x the demo's atoms per layer
+VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024, 2048)}
 
 
 def vn_carried(demo: dict) -> dict:
@@ -193,7 +196,7 @@ def vn_grid(name: str, carried_activity: float) -> list[dict]:
 
 
 # ----- RSGN -------------------------------------------------------------------------------------
-RSGN_NODES = {"ci": (48, 64), "full": (64, 128, 256, 512)}
+RSGN_NODES = {"ci": (48, 64), "full": (64, 128, 256, 512, 1024)}
 RSGN_WIDTHS = {"ci": (32,), "full": (32, 128)}
 # N x d_hidden priced at most: the demo's; the split layout's block search grows fast beyond it
 RSGN_MAX_STATE = 256 * 128
@@ -263,6 +266,12 @@ register_map_family(
             "atoms_per_layer": list(carried["atoms_per_layer"]),
             "activity": round(carried["activity"], 4),
         },
+        method="the graph of a random dictionary of each size, in the demo's shape (dense VN: "
+        "every atom reaches its layer and the next whatever the weights), the chip stopped by "
+        "the held-out budget and the GPU running joint FISTA, both carried from the demo's "
+        "trained VN (a settle's length follows the trained dictionary's conditioning and the "
+        "code density the data; the map holds them at the demo's values and varies the "
+        "activity instead)",
     )
 )
 for _mode in ("published", "sparse"):
@@ -283,5 +292,29 @@ for _mode in ("published", "sparse"):
                 **{k: DEMO_RSGN[k] for k in ("n_nodes", "d_hidden")},
                 "activity": DEMO_RSGN["activity"] if _m == "sparse" else 1.0,
             },
+            method="the demo's own function at each size (scenarios/runs/demo.rsgn_workload): "
+            "an untrained model, as the demo's, "
+            + ("its thresholds calibrated to the target activity, " if _mode == "sparse" else "")
+            + "the exported fixed point on the chip over 16 hierarchical-task sequences and the "
+            "GPU's forward tested on the same sequences; nothing carried",
         )
     )
+
+register_map_family(
+    MapFamily(
+        name="LIF network",
+        workload="",  # no demo row: the demo runs no LIF network
+        size_axis="neurons",
+        activity_axis="share of neurons spiking per 0.1 ms step",
+        grid=map_lif.lif_grid,
+        price=map_lif.lif_price,
+        carried=lambda demo: {},
+        demo_point=lambda carried: {"neurons": 4000, "activity": 0.003},
+        method=f"the CUBA network (80 % excitatory, 2 % connectivity) at each size, one sample "
+        f"a window of {map_lif.LIF_STEPS:,} steps of 0.1 ms (a choice of this map), every neuron "
+        "updating each step and a share `activity` spiking; the GPU steps the same network, "
+        "batched, as a dense product or a CSR gather; only fp32 counts as reaching the chip's "
+        "accuracy (reduced precisions move spike times and are not tested); nothing depends on "
+        "trained values. The sentence follows activity 0.003",
+    )
+)
