@@ -185,3 +185,12 @@ def test_committed_map_covers_each_family_over_sizes_and_activity():
         assert len(sizes) >= 3, name
         assert max(sizes) >= 4 * min(sizes), name
         assert name in result["sentences"]
+
+
+def test_imported_family_lists_each_recorded_case_at_its_own_size():
+    from atomspark.scenarios.compare.map_imported import PRODUCERS, imported_grid
+
+    points = imported_grid("full")
+    assert {p["case"] for p in points} == set(PRODUCERS)
+    sizes = {p["case"]: p["size"] for p in points}
+    assert len(set(sizes.values())) > 1 and all(s > 0 for s in sizes.values())

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from atomspark.mapping.chip_gpu_ratios import ChipRow, GPUVariant
 from atomspark.mapping.hardware import NeuromorphicHardware
-from atomspark.scenarios.compare import map_lif
+from atomspark.scenarios.compare import map_imported, map_lif
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
@@ -103,7 +103,7 @@ def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
 # ----- VN settle --------------------------------------------------------------------------------
 VN_ACTIVITIES = {"ci": (0.05,), "full": (0.05, 0.8)}  # beside the demo's measured activity
 VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8, 16)}  # x the demo's atoms per layer
-VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024, 2048)}
+VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024)}
 
 
 def vn_carried(demo: dict) -> dict:
@@ -316,5 +316,24 @@ register_map_family(
         "batched, as a dense product or a CSR gather; only fp32 counts as reaching the chip's "
         "accuracy (reduced precisions move spike times and are not tested); nothing depends on "
         "trained values. The sentence follows activity 0.003",
+    )
+)
+register_map_family(
+    MapFamily(
+        name="imported NIR graph",
+        workload="",  # no demo row
+        size_axis="units (each recorded case at its own size)",
+        activity_axis="input spike rate per step",
+        grid=map_imported.imported_grid,
+        price=map_imported.imported_price,
+        carried=lambda demo: {},
+        demo_point=lambda carried: {"case": "snntorch_recurrent", "activity": 0.2},
+        method="each recorded NIR producer case (snnTorch, Sinabs, Norse networks in "
+        "tests/data/nir) at its own size, priced by compare's function for imported graphs "
+        "(scenarios/compare/nir_compare.nir_workload: the import's chip prediction in Loihi fixed "
+        f"point, {map_imported.IMPORT_STEPS} steps, {map_imported.IMPORT_SAMPLES} samples, "
+        "against the graph stepped in torch at each precision and kernel, a precision passing "
+        "where its spikes match fp32 as often as the chip's do); the curve joins different "
+        "networks, ordered by size. The sentence follows input rate 0.2",
     )
 )

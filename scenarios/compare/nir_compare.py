@@ -115,6 +115,30 @@ def _agreement(a: dict, b: dict) -> float:
     return same / max(sum(a[k].size for k in a), 1)
 
 
+def nir_workload(ng, inputs: list[dict], steps: int, hw, dev: torch.device):
+    """The chip row and GPU variants of an imported graph on `inputs` (module docstring), and
+    what they were made from ({"prediction", "chip_keeps", "runs", "closed"}); compare and the
+    chip-vs-GPU map (scenarios/compare/map_points.py) price imported graphs by this function."""
+    samples = len(inputs)
+    closed = [closed_graph(ng, x, steps) for x in inputs]
+    pred = predict_nir(ng, inputs, steps, hw, "sequential")
+    chip = priced_row(pred.energy, hw, samples, "the import's placement (sequential)")
+    chip_keeps = float(np.mean([quantization_report(nir_lava(c, fixed=True))["spike_agreement"]
+                                for c in closed]))  # fmt: skip
+    runs = gpu_runs(closed, dev)
+    variants = []
+    for p in PRECISIONS:
+        agree = _agreement(runs["spikes"][p], runs["spikes"]["fp32"])
+        reaches = agree >= chip_keeps
+        text = (f"spikes equal to the fp32 run on {100 * agree:.2f} % of entries (chip: "
+                f"{100 * chip_keeps:.2f} %){'' if reaches else ': not reached'}")  # fmt: skip
+        for kernel in KERNELS:
+            alg = nir_algorithm(closed[0], samples, runs["ops_per_step"], kernel)
+            variants.append(GPUVariant(p, kernel, replace(alg, precision=p), reaches, text))
+    info = {"prediction": pred, "chip_keeps": chip_keeps, "runs": runs, "closed": closed}
+    return chip, variants, info
+
+
 def compare_nir(
     path: str | Path,
     out: str | Path,
@@ -141,27 +165,14 @@ def compare_nir(
     dev = select_device(device)
     inputs = input_spikes(ng, input_spec, samples, steps)
     folder = prepare_run_folder(out, "compare", "overwrite" if overwrite else "new")
-    closed = [closed_graph(ng, x, steps) for x in inputs]
-    pred = predict_nir(ng, inputs, steps, hw, "sequential")
-    chip = priced_row(pred.energy, hw, samples, "the import's placement (sequential)")
-    chip_keeps = float(np.mean([quantization_report(nir_lava(c, fixed=True))["spike_agreement"]
-                                for c in closed]))  # fmt: skip
+    chip, variants, w = nir_workload(ng, inputs, steps, hw, dev)
+    pred, chip_keeps, runs = w["prediction"], w["chip_keeps"], w["runs"]
     log(f"[compare] chip ({hw.name}, fixed point): spikes equal to float on "
         f"{100 * chip_keeps:.2f} % of entries")  # fmt: skip
-    runs = gpu_runs(closed, dev)
     measured = dev.type == "cuda"
     where = "measured" if measured else "not a GPU: the GPU is priced from its description"
     log(f"[compare] torch ran on {dev} ({where}): fp32 {runs['timing']['wall_s'] * 1e3:.3g} ms "
-        f"wall for {samples} sample(s) x {closed[0].total} steps")  # fmt: skip
-    variants = []
-    for p in PRECISIONS:
-        agree = _agreement(runs["spikes"][p], runs["spikes"]["fp32"])
-        reaches = agree >= chip_keeps
-        text = (f"spikes equal to the fp32 run on {100 * agree:.2f} % of entries (chip: "
-                f"{100 * chip_keeps:.2f} %){'' if reaches else ': not reached'}")  # fmt: skip
-        for kernel in KERNELS:
-            alg = nir_algorithm(closed[0], samples, runs["ops_per_step"], kernel)
-            variants.append(GPUVariant(p, kernel, replace(alg, precision=p), reaches, text))
+        f"wall for {samples} sample(s) x {w['closed'][0].total} steps")  # fmt: skip
     ratios = compare_workload("nir", chip, variants, gpu_hw, a)
     report = {
         "model": {"path": str(path), "kind": "nir", "producer": producer},
