@@ -62,10 +62,11 @@ def test_the_doc_leads_with_the_map_and_its_sentences_are_the_results():
     for sentence in chip_map["sentences"].values():
         assert f"- {sentence}" in text
     # each sentence's numbers are those of the points on its curve
-    from atomspark.scenarios.compare.chip_gpu_map import curves, family_sentence
+    from atomspark.scenarios.compare.chip_gpu_map import curves, family_sentence_on_map
     from atomspark.scenarios.compare.map_points import map_families
 
     for family in map_families():
         series = chip_map["families"][family.name]["sentence_series"]
-        curve = curves(chip_map["points"], family.name)[series]
-        assert chip_map["sentences"][family.name] == family_sentence(family, curve, series)
+        by_series = curves(chip_map["points"], family.name)
+        expected = family_sentence_on_map(family, by_series, series)
+        assert chip_map["sentences"][family.name] == expected

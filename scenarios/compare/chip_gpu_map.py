@@ -157,6 +157,7 @@ def run_map(
                "series": point["series"], "params": point_params(point),
                **price_point(family, point, carried[family.name], chip_hw, gpu_hw, a)}  # fmt: skip
         rec["seconds"] = time.perf_counter() - t0
+        rec["load_average"] = os.getloadavg()[0]
         _append(folder / POINTS_FILE, rec)
         done[key] = rec
         log(f"[map] {i}/{len(todo)} {family.name} size {point['size']} ({point['series']}): "
@@ -246,6 +247,21 @@ def family_sentence(family: MapFamily, curve: list[dict], series: str) -> str:
             + "; ".join(parts) + tail + ".")  # fmt: skip
 
 
+def family_sentence_on_map(family: MapFamily, by_series: dict[str, list[dict]], series: str):
+    """family_sentence along `series`, then where the family's other series stop (or start)
+    winning on energy, when one does inside the sizes mapped."""
+    text = family_sentence(family, by_series[series], series)
+    others = []
+    for name, curve in by_series.items():
+        for regime, words in REGIMES:
+            cross = break_even(curve, regime) if name != series else []
+            if cross:
+                others.append(f"{name} at {words}: ~{', ~'.join(_size(c) for c in cross)}")
+    if not others:
+        return text
+    return text[:-1] + "; its other series cross 1 at " + "; ".join(others) + "."
+
+
 def headline_series(family: MapFamily, carried: dict, points: list[dict]) -> str:
     """The series holding the demo's point (the sentence's curve)."""
     demo = family.demo_point(carried)
@@ -281,7 +297,7 @@ def build_map(points: list[dict], chosen, carried: dict, demo: dict, settings: d
         s = headline_series(f, carried[f.name], points)
         series[f.name] = s
         if s in cs:
-            sentences[f.name] = family_sentence(f, cs[s], s)
+            sentences[f.name] = family_sentence_on_map(f, cs, s)
         crossings[f.name] = {
             name: {regime: {q: break_even(c, regime, q) for q, _ in QUANTITIES}
                    for regime, _ in REGIMES}

@@ -33,10 +33,14 @@ def _break_even_table(chip_map: dict) -> list[str]:
     ]
     for name, by_series in chip_map["break_even"].items():
         for series, q in by_series.items():
-            sizes = sorted(p["size"] for p in chip_map["points"]
-                           if p["family"] == name and p["series"] == series)  # fmt: skip
-            cells = [_sizes(q[r][k]) for k in ("ratio", "time_ratio") for r, _ in REGIME_WORDS]
-            out.append(f"| {name} | {series} | {sizes[0]:,}-{sizes[-1]:,} | "
+            pts = sorted((p for p in chip_map["points"] if p["family"] == name
+                          and p["series"] == series and p["fits"]), key=lambda p: p["size"])  # fmt: skip
+            cells = []
+            for k in ("ratio", "time_ratio"):
+                for r, _ in REGIME_WORDS:
+                    side = "chip" if pts and pts[0][r][k] > 1 else "GPU"
+                    cells.append(_sizes(q[r][k]) if q[r][k] else f"{side} throughout")
+            out.append(f"| {name} | {series} | {pts[0]['size']:,}-{pts[-1]['size']:,} | "
                        + " | ".join(cells) + " |")  # fmt: skip
     return out
 
@@ -73,6 +77,16 @@ def _method(name: str, meta: dict) -> str:
     )
 
 
+def _loads(chip_map: dict) -> str:
+    """The load averages the points were priced at (each point records its own), or the one
+    when map.json was written for points that predate that record."""
+    loads = [p["load_average"] for p in chip_map["points"] if "load_average" in p]
+    if len(loads) == len(chip_map["points"]) and loads:
+        return f", load average {min(loads):.1f}-{max(loads):.1f}"
+    return (f", load average {chip_map['load_average'][0]:.1f} when map.json was written (the "
+            "points were priced over several resumed runs on the shared machine)")  # fmt: skip
+
+
 def map_section(chip_map: dict | None) -> list[str]:
     """The doc's lead: the map (nothing when no map is committed)."""
     if chip_map is None:
@@ -94,7 +108,8 @@ def map_section(chip_map: dict | None) -> list[str]:
         "best-practice band](results/chip_vs_gpu/map/map.png)",
         "",
         "Break-even sizes (where a curve crosses 1, interpolated log-log between priced sizes; "
-        "none: no crossing inside the sizes priced):",
+        "'chip throughout' or 'GPU throughout': that side uses less energy, or takes less "
+        "time, at every size priced):",
         "",
         *_break_even_table(chip_map),
         "",
@@ -111,14 +126,13 @@ def map_section(chip_map: dict | None) -> list[str]:
         "",
         "Largest sizes priced: "
         + "; ".join(f"{n} {s:,}" for n, s in largest.items())
-        + ". Larger sizes (the issue's VN 16,384 atoms, RSGN N 4,096) are not in this map: "
+        + ". Larger sizes (VN to 16,384 atoms, RSGN to N 4,096) are not in this map yet: "
         "the placement is searched unit by unit over the graph's synapses, and the RSGN split "
         "layout's block search grows faster still; `atomspark map` prices whatever sizes its "
         "grid names. Every point, with its ranges: "
         "[map_table.md](results/chip_vs_gpu/map/map_table.md). Made by "
         f"`{chip_map['command']} --out docs/results/chip_vs_gpu/map` (resumable with "
         f"`--resume`; points priced in {chip_map['pricing_s'] / 60:.0f} min on "
-        f"{chip_map['machine']}, load average {chip_map['load_average'][0]:.1f}, "
-        f"{chip_map['date']}).",
+        f"{chip_map['machine']}{_loads(chip_map)}, {chip_map['date']}).",
         "",
     ]

@@ -61,8 +61,8 @@ def lif_price(point: dict, carried: dict, hw: NeuromorphicHardware):
     """The CUBA network of the point's size on the chip (fixed window) and its GPU variants."""
     import dataclasses
 
+    from atomspark.scenarios.compare.activity_profile import activity_profile
     from atomspark.scenarios.compare.chip_rows import FIXED_STOP, chip_row
-    from atomspark.scenarios.compare.map_points import activity_profile
     from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
 
     net = cuba_network(CubaConfig(n=int(point["neurons"])))

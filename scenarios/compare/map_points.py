@@ -31,9 +31,8 @@ import numpy as np
 from atomspark.mapping.chip_gpu_ratios import ChipRow, GPUVariant
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.scenarios.compare import map_imported, map_lif
+from atomspark.scenarios.compare.activity_profile import activity_profile
 from atomspark.sim.core import AtomsparkError
-from atomspark.sim.graph import Graph
-from atomspark.sim.profile import Profile
 
 RSGN_SEQUENCES = 16  # the demo's RSGN test sequences (and as many to calibrate on)
 VN_WORKLOAD = "VN settle"  # the demo row whose measurements the VN points carry
@@ -72,32 +71,6 @@ def register_map_family(family: MapFamily) -> MapFamily:
 
 def map_families() -> list[MapFamily]:
     return list(_FAMILIES.values())
-
-
-# ----- a profile of a given activity ------------------------------------------------------------
-def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
-    """Counters of `steps` engine steps in which every unit updates and a share `activity` of
-    each population's units sends one event to its whole fan-out (the event engine's counting:
-    synaptic operations attributed to the sender, payload bits per event of its population)."""
-    names = [p.name for p in graph.populations]
-    sizes = np.array([p.size for p in graph.populations], dtype=np.int64)
-    fan_out = np.zeros(len(names))
-    for proj in graph.projections:
-        fan_out[graph.index[proj.source]] += proj.n_synapses / proj.shape[1]
-    bits = np.array([p.params.payload_bits for p in graph.populations], dtype=np.int64)
-    events = np.round(activity * sizes).astype(np.int64)
-    row = {
-        "events": events,
-        "synops": np.round(events * fan_out).astype(np.int64),
-        "updates": sizes,
-        "active": events,
-        "payload_bits": events * bits,
-        "wraps": np.zeros_like(sizes),
-        "clips": np.zeros_like(sizes),
-    }
-    counters = {k: np.tile(v, (steps, 1)) for k, v in row.items()}
-    units = [np.full(int(s), int(round(activity * steps)), dtype=np.int64) for s in sizes]
-    return Profile(names, sizes, steps, unit_events=units, **counters)
 
 
 # ----- VN settle --------------------------------------------------------------------------------
