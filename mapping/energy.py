@@ -180,7 +180,6 @@ def estimate_energy(
         raise AtomsparkError(
             f"static_scope: choose one of {', '.join(STATIC_SCOPES)}, got {static_scope!r}"
         )
-    barriers = _barriers(barriers_per_step, profile.steps)
     if not isinstance(hw, NeuromorphicHardware):
         raise AtomsparkError(
             f"hardware {getattr(hw, 'name', hw)!r} is not neuromorphic: use dense_cost for it"
@@ -190,6 +189,7 @@ def estimate_energy(
     if not isinstance(placement, Placement):
         raise AtomsparkError(f"placement: expected a Placement, got {type(placement).__name__}")
     n_samples = require_int("n_samples", n_samples, minimum=1)
+    barriers = _barriers(barriers_per_step, profile.steps)
     k = core_step_counts(profile, placement, adjacency, hw)
     e, t = hw.energy, hw.time
     used = np.unique(placement.unit_core)
