@@ -10,6 +10,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
+pytest.importorskip("torch")  # the chip rows import the RSGN family's torch trainer
+pytestmark = pytest.mark.torch
+
 from atomspark.mapping.costs import chip_cost
 from atomspark.mapping.hardware import load_hardware
 from atomspark.mapping.lava.bundle import from_graph
