@@ -9,10 +9,13 @@ from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
 
 
-def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
-    """Counters of `steps` engine steps in which every unit updates and a share `activity` of
-    each population's units sends one event to its whole fan-out (the event engine's counting:
-    synaptic operations attributed to the sender, payload bits per event of its population)."""
+def activity_profile(
+    graph: Graph, steps: int, activity: float, update_share: float = 1.0
+) -> Profile:
+    """Counters of `steps` engine steps in which a share `update_share` of each population's units
+    updates (1: every unit, every step) and a share `activity` sends one event to its whole
+    fan-out (the event engine's counting: synaptic operations attributed to the sender, payload
+    bits per event of its population)."""
     names = [p.name for p in graph.populations]
     sizes = np.array([p.size for p in graph.populations], dtype=np.int64)
     fan_out = np.zeros(len(names))
@@ -23,7 +26,7 @@ def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
     row = {
         "events": events,
         "synops": np.round(events * fan_out).astype(np.int64),
-        "updates": sizes,
+        "updates": np.round(update_share * sizes).astype(np.int64),
         "active": events,
         "payload_bits": events * bits,
         "wraps": np.zeros_like(sizes),
@@ -32,3 +35,12 @@ def activity_profile(graph: Graph, steps: int, activity: float) -> Profile:
     counters = {k: np.tile(v, (steps, 1)) for k, v in row.items()}
     units = [np.full(int(s), int(round(activity * steps)), dtype=np.int64) for s in sizes]
     return Profile(names, sizes, steps, unit_events=units, **counters)
+
+
+def priced_rates(graph: Graph, profiles: list[Profile], steps: list[int]) -> dict:
+    """Events and unit updates per unit and step over each profile's first `steps` steps (what
+    a chip row stopped there prices; the map carries them)."""
+    units, total = graph.total_units, sum(steps)
+    count = lambda k: sum(int(getattr(p, k)[:s].sum()) for p, s in zip(profiles, steps))  # noqa: E731
+    return {"events_per_unit_step": count("events") / (units * total),
+            "updates_per_unit_step": count("updates") / (units * total)}  # fmt: skip

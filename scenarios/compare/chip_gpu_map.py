@@ -14,6 +14,7 @@ map_table.md and map.png are written at the end from all the points.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -43,8 +44,14 @@ def point_params(point: dict) -> dict:
     return {k: v for k, v in point.items() if k not in ("size", "series")}
 
 
-def point_key(family: str, point: dict) -> str:
-    return family + " " + json.dumps(point_params(point), sort_keys=True)
+def point_key(family: str, point: dict, carried: dict | None = None) -> str:
+    """A point's identity: family, parameters and what it carries from the demo (a changed
+    demo reprices the points that carry it, on --resume too)."""
+    key = family + " " + json.dumps(point_params(point), sort_keys=True)
+    if carried:
+        digest = hashlib.sha1(json.dumps(carried, sort_keys=True).encode()).hexdigest()[:12]
+        key += f" carried {digest}"
+    return key
 
 
 def summarise(result: dict) -> dict:
@@ -149,7 +156,7 @@ def run_map(
     todo = [(f, p) for f in chosen for p in f.grid(grid, carried[f.name])]
     started = time.perf_counter()
     for i, (family, point) in enumerate(todo, 1):
-        key = point_key(family.name, point)
+        key = point_key(family.name, point, carried[family.name])
         if key in done:
             continue
         t0 = time.perf_counter()
@@ -164,7 +171,7 @@ def run_map(
             + (f"energy {rec['batch_1']['ratio']:.3g}x / {rec['throughput']['ratio']:.3g}x"
                if rec["fits"] else "does not fit")
             + f" ({rec['seconds']:.1f} s)")  # fmt: skip
-    points = [done[point_key(f.name, p)] for f, p in todo]
+    points = [done[point_key(f.name, p, carried[f.name])] for f, p in todo]
     result = build_map(points, chosen, carried, demo, settings)
     result["wall_s"] = time.perf_counter() - started  # this run (a resumed one: its part)
     result["pricing_s"] = float(sum(p["seconds"] for p in points))
@@ -264,8 +271,7 @@ def family_sentence_on_map(family: MapFamily, by_series: dict[str, list[dict]], 
 
 def headline_series(family: MapFamily, carried: dict, points: list[dict]) -> str:
     """The series holding the demo's point (the sentence's curve)."""
-    demo = family.demo_point(carried)
-    key = point_key(family.name, demo)
+    key = point_key(family.name, family.demo_point(carried), carried)
     for p in points:
         if p["key"] == key:
             return p["series"]
@@ -277,7 +283,7 @@ def demo_agreement(points: list[dict], chosen, carried: dict, demo: dict) -> dic
     """The map's point at the demo's size and activity beside the demo's row (same path)."""
     out = {}
     for f in chosen:
-        key = point_key(f.name, f.demo_point(carried[f.name]))
+        key = point_key(f.name, f.demo_point(carried[f.name]), carried[f.name])
         p = next((q for q in points if q["key"] == key), None)
         row = demo["chip_vs_gpu"].get(f.workload)
         if p is None or row is None or not p["fits"]:

@@ -17,8 +17,10 @@ What is run and what is carried, per family (each registered with `register_map_
   weights), and carries from the demo's trained 2-layer VN (docs/results/chip_vs_gpu/demo.json):
   the chip's held-out step budget per sample, the GPU's FISTA iterations per sample at each
   precision (mean; the headline precision's slowest sample too) and which precisions reach the
-  chip's accuracy. The activity (share of atoms sending an event per step) is the map's axis;
-  each step every atom updates and each sender sends to its whole fan-out, as the engine counts.
+  chip's accuracy, the share of atoms updating per step (the fixed-point atom updates only while
+  input arrives) and the arithmetic (fixed point). The activity (share of atoms sending an
+  event per step) is the map's axis; each sender sends to its whole fan-out, as the engine
+  counts.
 """
 
 from __future__ import annotations
@@ -92,7 +94,12 @@ def vn_carried(demo: dict) -> dict:
         "samples": vn["samples"],
         "chip_steps_per_sample": row["chip"]["steps_per_sample"],
         "chip_stop_detail": row["chip"]["stop_detail"],
-        "activity": vn["events_per_sample"] / (atoms * vn["engine_steps"]),
+        "activity": demo["vn_chip_stop_steps"][VN_WORKLOAD].get(
+            "events_per_unit_step", vn["events_per_sample"] / (atoms * vn["engine_steps"])
+        ),
+        "update_share": demo["vn_chip_stop_steps"][VN_WORKLOAD].get("updates_per_unit_step", 1.0),
+        # the arithmetic the demo's chip row deploys: fixed point with these fractional bits
+        "frac_bits": (vn.get("fixed_point") or {}).get("frac_bits"),
         "gpu": [
             {"precision": v["precision"], "kernel": v["kernel"],
              "reaches_accuracy": v["reaches_accuracy"], "accuracy": v["accuracy"],
@@ -127,15 +134,19 @@ def _spread(mean: float, most: float, n: int) -> np.ndarray:
 
 def vn_price(point: dict, carried: dict, hw: NeuromorphicHardware):
     """The chip row and GPU variants of a random VN of the point's size (module docstring)."""
+    from atomspark.mapping.quantize import fixed_vn_runner
     from atomspark.networks.sample_runner import vn_runner
     from atomspark.scenarios.compare.chip_rows import HEADLINE_STOP, chip_row
     from atomspark.scenarios.compare.gpu_side import MatchedSettle, vn_algorithm
 
     model = _vn_model(vn_layers(point))
-    graph = vn_runner(model).graph
+    runner = vn_runner(model)
+    if carried.get("frac_bits"):  # priced in the arithmetic the demo's chip row deploys
+        runner = fixed_vn_runner(runner, frac_bits=int(carried["frac_bits"]))
+    graph = runner.graph
     n = int(carried["samples"])
     steps = int(round(carried["chip_steps_per_sample"] * n))
-    profile = activity_profile(graph, steps, float(point["activity"]))
+    profile = activity_profile(graph, steps, float(point["activity"]), carried["update_share"])
     detail = (
         f"held-out budget carried from the demo's trained VN: "
         f"{carried['chip_steps_per_sample']:.0f} steps per sample"

@@ -17,6 +17,7 @@ from atomspark.networks import rsgn
 from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionary_data
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
+from atomspark.scenarios.compare.activity_profile import priced_rates
 from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR, chip_row
 from atomspark.scenarios.compare.gpu_variants import (
     rsgn_fp32_decisions,
@@ -266,6 +267,8 @@ def _vn_workloads(vn_gpu: dict, chip_hw, vn: dict, log: Callable[[str], None]) -
             "rule": stop.rule, "target_rel_error": SETTLED_REL_ERROR, "budget": VN_STEPS,
             "per_sample": stop.steps, "mean": float(np.mean(stop.steps)),
             "oracle_per_sample": oracle.steps, "fixed_point": fixed,
+            # what the chip row prices per unit and step (the chip-vs-GPU map carries it)
+            **priced_rates(graph, profiles, stop.steps),
         }  # fmt: skip
         out[name] = (chip, variants, chip.bound)
     return out
