@@ -75,12 +75,9 @@ def vn_standard_graph(graph: Graph, frac_bits: int | None = None) -> Graph:
         st = pars[pop.name].init_state(pop.size)
         thr = float(pars[pop.name].event_threshold)
         for part, sign in zip(PARTS, (1.0, -1.0)):
-            bias = (sign * eta * st["drive"] - st["thresh"]) * scale
+            bias = part_bias(pop.name, st["drive"], st["thresh"], eta, sign, frac_bits)
             if fixed:
-                bias, vth = (
-                    _fixed_word(pop.name, "bias", bias),
-                    int(_fixed_word(pop.name, "vth", thr * scale)),
-                )
+                vth = int(_fixed_word(pop.name, "vth", thr * scale))
                 params = SigmaDeltaFixedParams(vth=vth, bias=bias, state_exp=state_exp)
             else:
                 params = SigmaDeltaParams(vth=thr, bias=bias)
@@ -89,6 +86,44 @@ def vn_standard_graph(graph: Graph, frac_bits: int | None = None) -> Graph:
     for src, tgt, weights in blocks:
         projs += _signed(src, tgt, weights * 2.0**state_exp, fixed, identity=src == tgt)
     return Graph(pops, projs)
+
+
+def part_bias(layer: str, drive, thresh, eta: float, sign: float, frac_bits: int | None):
+    """The bias eta (+-b) - eta lam of one part of a VN layer (sign +1: pos, -1: neg); fixed
+    point: rounded to an integer in 2**-frac_bits units (a 24-bit word)."""
+    bias = sign * eta * np.asarray(drive, np.float64) - np.asarray(thresh, np.float64)
+    if frac_bits is None:
+        return bias
+    return _fixed_word(layer, "bias", bias * 2.0**frac_bits)
+
+
+def vn_standard_runner(runner, frac_bits: int | None = None):
+    """The standard-process form of a float VN SampleRunner (networks.sample_runner.vn_runner):
+    the standard graph built once, each sample's drives entering as the parts' biases (as
+    vn_standard_graph sets them); outputs are the final signed codes per layer in float units."""
+    from atomspark.networks.sample_runner import SampleRunner
+
+    vn_graph = runner.graph
+    graph = vn_standard_graph(vn_graph, frac_bits)
+    layers = [p.name for p in vn_graph.populations]
+    eta = float(vn_graph.populations[0].params.eta)
+    thresh = {p.name: p.params.init_state(p.size)["thresh"] for p in vn_graph.populations}
+    unit = 1.0 if frac_bits is None else 2.0**-frac_bits
+
+    def to_state(x):
+        state = {}
+        for layer, st in runner.to_state(x).items():
+            for part, sign in zip(PARTS, (1.0, -1.0)):
+                name = part_name(layer, part)
+                bias = part_bias(layer, st["drive"], thresh[layer], eta, sign, frac_bits)
+                state[name] = {"bias": bias * graph.population(name).params.scale}
+        return state
+
+    def read(eng):
+        acts = {(p.name, "act"): eng.state[p.name]["act"] for p in graph.populations}
+        return [codes(acts, graph, layer) * unit for layer in layers]
+
+    return SampleRunner(graph, to_state, read)
 
 
 def _state_exp(blocks: list[np.ndarray]) -> int:

@@ -110,6 +110,37 @@ def test_vn_engine_agrees_with_torch(vn_model, tmp_path):
     assert bound["batch_1"] >= ratios["batch_1"]["ratio"]
     assert ratios["chip"]["energy_uJ"] < q["energy_per_sample_j"] * 1e6
     assert ratios["ratio_min"] <= ratios["ratio"] <= ratios["ratio_max"]
+    _check_standard_form(report["standard_form"], vn_model, x, ratios)
+
+
+def _check_standard_form(entry, model_path, x, ratios):
+    """The standard form (SigmaDelta + Sparse) is priced beside the custom form: two compartments
+    per signed atom, its cost from its own engine events; the headline stays on the custom form
+    (the one `export --to lava` writes by default)."""
+    from atomspark.mapping.vn_standard import vn_standard_graph
+    from atomspark.networks.vn_compile import compile_vn_model
+    from atomspark.scenarios.compare.chip_vs_gpu import load_trained_model
+    from atomspark.scenarios.compare.vn_standard_side import CUSTOM_FORM, STANDARD_FORM
+
+    assert entry["headline_prices"] == CUSTOM_FORM
+    custom, std = entry["forms"][CUSTOM_FORM], entry["forms"][STANDARD_FORM]
+    _, model = load_trained_model(model_path)
+    atoms = sum(ly.S.shape[1] for ly in model.layers)
+    assert custom["compartments"] == atoms and std["compartments"] == 2 * atoms
+    assert std["deployable_on_chip"] and not custom["deployable_on_chip"]
+    # the standard form's events are its own: the first sample re-run on its standard graph
+    graph = vn_standard_graph(compile_vn_model(model, x[0]), frac_bits=12)
+    prof = Engine(graph).run(std["stop_steps"][0])
+    assert std["events_each"][0] == int(prof.events.sum()) > 0
+    assert std["events_each"] != custom["events_each"]
+    assert std["energy_per_sample_j"] != custom["energy_per_sample_j"]
+    # fixed point in both forms: neither matches the float engine exactly (the standard form's
+    # 8-bit mantissas of I - eta G cost more, mapping/vn_standard.py)
+    assert 0 < custom["code_error_vs_float"] and 0 < std["code_error_vs_float"] < np.inf
+    from atomspark.scenarios.compare.vn_standard_side import format_standard_form
+
+    lines = format_standard_form(entry)
+    assert "headline prices custom" in lines[0] and len(lines) == 4
 
 
 def test_rsgn_engine_agrees_with_torch_and_reference(rsgn_model, tmp_path):

@@ -194,6 +194,11 @@ def _print_chip_vs_gpu(report: dict) -> None:
         print(f"[compare] chip ({fair['chip_backend']}) vs the GPU's own algorithm, fp32:")
         for line in format_rows(report["model"]["kind"].upper(), fair):
             print(line)
+    if "standard_form" in report:
+        from atomspark.scenarios.compare.vn_standard_side import format_standard_form
+
+        for line in format_standard_form(report["standard_form"]):
+            print(line)
     if "chip_vs_gpu" in report:
         from atomspark.mapping.chip_gpu_ratios import format_results
 

@@ -32,6 +32,7 @@ from atomspark.scenarios.compare.compare_common import (
 )
 from atomspark.scenarios.compare.gpu_side import vn_gpu_side
 from atomspark.scenarios.compare.gpu_variants import vn_gpu_variants
+from atomspark.scenarios.compare.vn_standard_side import standard_form_entry
 from atomspark.sim.core import AtomsparkError, as_finite_array
 
 FIXED_FRAC_BITS = 12  # fixed-point VN codes in units of 2**-12
@@ -134,7 +135,7 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
     backends["engine_float"]["reconstruction_error"] = vn_reconstruction_error(model, x, codes_f)
     backends["engine_float"]["steps_per_sample"] = steps
     if fixed_point:
-        stage(f"{len(x)} sample(s) on the fixed-point engine")
+        stage(f"{len(x)} sample(s) on the fixed-point engine (custom VN atoms, then SigmaDelta)")
     if fixed_point and model.layers[-1].topk is None:
         codes_q, prof_q, graph_q, wall_q, traced_q = vn_engine_run(model, x, steps, fixed=True)
         costs_q = engine_costs(graph_q, prof_q, run.hardware, run.gpu, len(x))
@@ -165,9 +166,14 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
         )  # fmt: skip
         report["gpu_fair"]["chip_backend"] = chip_name
     fixed = chip_name == "engine_fixed"
+    chip_prof = prof_q if fixed else prof_f
     row, stop, _ = vn_chip_rows(
-        prof_q if fixed else prof_f, traced_q if fixed else traced_f, chip_costs["graph"],
+        chip_prof, traced_q if fixed else traced_f, chip_costs["graph"],
         codes_t, run.hardware, fixed_point_note(fixed),
+    )  # fmt: skip
+    report["standard_form"] = standard_form_entry(
+        model, x, steps, FIXED_FRAC_BITS if fixed else None, codes_t, codes_f, run.hardware,
+        (row, stop, chip_prof, chip_costs["graph"], chip_codes), fixed_point_note(fixed),
     )  # fmt: skip
     variants = vn_gpu_variants(model, x, codes_t, stop.codes)
     return row, variants, chip_name, stop.detail
