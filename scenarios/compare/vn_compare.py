@@ -172,8 +172,11 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
         codes_t, run.hardware, fixed_point_note(fixed),
     )  # fmt: skip
     report["standard_form"] = standard_form_entry(
-        model, x, steps, FIXED_FRAC_BITS if fixed else None, codes_t, codes_f, run.hardware,
-        (row, stop, chip_prof, chip_costs["graph"], chip_codes), fixed_point_note(fixed),
+        model, x, steps, FIXED_FRAC_BITS if fixed else None, codes_f,
+        (row, stop, chip_prof, chip_costs["graph"], chip_codes),
+        lambda prof, traced, graph: vn_chip_rows(
+            prof, traced, graph, codes_t, run.hardware, fixed_point_note(fixed)
+        ),
     )  # fmt: skip
     variants = vn_gpu_variants(model, x, codes_t, stop.codes)
     return row, variants, chip_name, stop.detail

@@ -78,19 +78,16 @@ def _form_entry(row, stop, profiles, graph: Graph, codes, float_codes) -> dict:
     return entry
 
 
-def standard_form_entry(
-    model, x, steps: int, frac_bits, reference, float_codes, hardware, custom, note: str
-) -> dict:
+def standard_form_entry(model, x, steps: int, frac_bits, float_codes, custom, price) -> dict:
     """The standard form priced as the custom form is, beside it. `custom` is (row, stop,
-    profiles, graph, codes) of the custom form's priced run; `reference` the codes that set the
-    held-out stop (torch's), `float_codes` the float engine's full-budget codes."""
-    from atomspark.scenarios.compare.vn_compare import vn_chip_rows
-
+    profiles, graph, codes) of the custom form's priced run, `price(profiles, traced, graph)`
+    the custom form's pricing path (vn_compare.vn_chip_rows with its reference and chip),
+    `float_codes` the float engine's full-budget codes."""
     try:
         codes, profiles, graph, traced = standard_run(model, x, steps, frac_bits)
     except AtomsparkError as err:
         return {"supported": False, "reason": str(err), "headline_prices": EXPORTED_FORM}
-    row, stop, _ = vn_chip_rows(profiles, traced, graph, reference, hardware, note)
+    row, stop, _ = price(profiles, traced, graph)
     return {
         "headline_prices": EXPORTED_FORM,
         "steps": steps,
