@@ -209,7 +209,8 @@ def checked_plots(monkeypatch):
         for i, a in enumerate(boxes):
             if any(a.overlaps(b) for b in boxes[i + 1 :]):
                 problems.append(f"text '{texts[i].get_text()}' overlaps another")
-        seen[str(fname).split("/")[-1].lstrip(".").split(".png")[0].split(".tmp")[0]] = problems
+        name = str(getattr(fname, "name", fname))  # a path, or atomic_write_figure's buffer
+        seen[name.split("/")[-1].lstrip(".").split(".png")[0].split(".tmp")[0]] = problems
         return original(self, fname, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", savefig)

@@ -106,10 +106,13 @@ def vn_stops(
         stops = heldout_budgets(oracle, budget)
         met = float(np.mean([e[s - 1] <= max(target, FLOOR_MARGIN * e[-1])
                              for e, s in zip(errors, stops)]))  # fmt: skip
+        floored = sum(FLOOR_MARGIN * e[-1] > target for e in errors)
         detail = (
             f"held-out budget: {np.mean(stops):.0f} steps per sample on average (chosen on the "
-            f"other samples to meet {target:g} on {STOP_QUANTILE:.0%} of them; {met:.0%} of the "
-            f"priced samples meet it; run budget {budget})"
+            f"other samples so that {STOP_QUANTILE:.0%} of them reach their accuracy: within "
+            f"{target:g} of the converged codes, or within 10 % of their own error floor where "
+            f"that floor lies above {target:g} ({floored} of {len(errors)} samples); {met:.0%} of "
+            f"the priced samples reach it; run budget {budget})"
         )
     codes = np.stack([_codes_at(trace, record, s) for trace, s in zip(traces, stops)])
     split = np.cumsum(sizes)[:-1]

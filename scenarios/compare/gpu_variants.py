@@ -13,6 +13,7 @@ from atomspark.networks.torch_path.convert import rsgn_to_torch
 from atomspark.networks.vn.model import VNModel
 from atomspark.scenarios.compare.gpu_precision import PRECISIONS, PrecisionMode, rsgn_decisions
 from atomspark.scenarios.compare.gpu_side import (
+    RUNGS_PER_DECADE,
     TOLERANCE_LADDER,
     MatchedSettle,
     gpu_settle,
@@ -56,10 +57,10 @@ def vn_gpu_variants(
 
 
 def _ladder(model, x, reference, target: float, cap: int | None) -> MatchedSettle:
-    """match_tolerance, stopped early once a tighter tolerance no longer lowers the error or a
-    sample runs into the iteration cap (the precision's rounding floor)."""
+    """match_tolerance, stopped early once a tolerance ten times tighter no longer lowers the
+    error by 10 % or a sample runs into the iteration cap (the precision's rounding floor)."""
     kind = "joint" if model.layers[-1].topk is None else "block"
-    best = None
+    best, errors = None, []
     for tol in TOLERANCE_LADDER:
         codes, iterations = gpu_settle(model, x, tol, cap)
         err = float(relative_code_error(codes, reference).max())
@@ -67,7 +68,9 @@ def _ladder(model, x, reference, target: float, cap: int | None) -> MatchedSettl
         capped = cap is not None and int(np.max(iterations)) >= cap
         if err <= target:  # reached (a capped sample is priced at the cap's iterations)
             return matched
-        if capped or (best is not None and err > 0.9 * best.max_rel_error):
+        errors.append(err)
+        floor = len(errors) > RUNGS_PER_DECADE and err > 0.9 * errors[-1 - RUNGS_PER_DECADE]
+        if capped or floor:
             return best or matched
         best = matched if best is None or err < best.max_rel_error else best
     return best
