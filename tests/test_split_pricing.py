@@ -14,16 +14,16 @@ import pytest
 pytest.importorskip("torch")  # the chip rows import the RSGN family's torch trainer
 pytestmark = pytest.mark.torch
 
-from atomspark.mapping.costs import chip_cost
-from atomspark.mapping.hardware import load_hardware
-from atomspark.mapping.lava.bundle import from_graph
-from atomspark.mapping.lava.split_bundle import export_split, load_split_bundle, split_bundle_costs
-from atomspark.mapping.split_microcode import instruction_cost
-from atomspark.networks import rsgn
-from atomspark.networks.datasets import hierarchical_sequences
-from atomspark.scenarios.compare.chip_rows import chip_row
-from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run
-from atomspark.scenarios.runs.engine import concat_profiles
+from atomspark.mapping.costs import chip_cost  # noqa: E402
+from atomspark.mapping.hardware import load_hardware  # noqa: E402
+from atomspark.mapping.lava.bundle import from_graph  # noqa: E402
+from atomspark.mapping.lava.split_bundle import export_split, load_split_bundle, split_bundle_costs  # noqa: E402
+from atomspark.mapping.split_microcode import instruction_cost  # noqa: E402
+from atomspark.networks import rsgn  # noqa: E402
+from atomspark.networks.datasets import hierarchical_sequences  # noqa: E402
+from atomspark.scenarios.compare.chip_rows import chip_row  # noqa: E402
+from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run  # noqa: E402
+from atomspark.scenarios.runs.engine import concat_profiles  # noqa: E402
 
 MODES = {"published": {}, "sparse": {"k_nearest": 16, "cutoff": 0.2, "temperature": 0.3}}
 
