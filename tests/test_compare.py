@@ -140,7 +140,8 @@ def _check_standard_form(entry, model_path, x, ratios):
     from atomspark.scenarios.compare.vn_standard_side import format_standard_form
 
     lines = format_standard_form(entry)
-    assert "headline prices custom" in lines[0] and len(lines) == 4
+    assert "headline prices custom" in lines[0] and len(lines) == 5
+    assert 0 <= custom["rel_error_at_stop"] < std["rel_error_at_stop"]
 
 
 def test_rsgn_engine_agrees_with_torch_and_reference(rsgn_model, tmp_path):

@@ -172,7 +172,7 @@ def compare_vn(run: CompareRun, model, cutoffs=None) -> tuple:
         codes_t, run.hardware, fixed_point_note(fixed),
     )  # fmt: skip
     report["standard_form"] = standard_form_entry(
-        model, x, steps, FIXED_FRAC_BITS if fixed else None, codes_f,
+        model, x, steps, FIXED_FRAC_BITS if fixed else None, codes_t, codes_f,
         (row, stop, chip_prof, chip_costs["graph"], chip_codes),
         lambda prof, traced, graph: vn_chip_rows(
             prof, traced, graph, codes_t, run.hardware, fixed_point_note(fixed)
