@@ -107,7 +107,7 @@ def test_op_energy_band_follows_the_workloads_mix():
 
 
 def test_ranges_use_the_calibrated_bands_and_state_the_bias():
-    from tests.test_chip_gpu_ratios import _chip, _variants
+    from test_chip_gpu_ratios import _chip, _variants
 
     hw = load_hardware(PRESET)
     gpu = load_hardware("h100")
