@@ -15,6 +15,7 @@ from atomspark.scenarios.compare.chip_gpu_map import (
     POINTS_FILE,
     break_even,
     family_sentence,
+    family_sentence_on_map,
     run_map,
 )
 from atomspark.scenarios.compare.map_points import (
@@ -129,6 +130,19 @@ def test_sentence_says_where_the_chip_wins_and_where_it_stops():
     assert "at batch 1 the chip uses less energy at every size mapped (10x to 40x)" in text
     assert "at throughput the chip wins from 64 to 256" in text
     assert "stops winning at ~512" in text
+
+
+def test_sentence_names_other_series_that_win_throughout_where_the_headline_loses():
+    family = next(f for f in map_families() if f.name == "RSGN sparse")
+
+    def curve(b1, tp):
+        return [{"size": s, "fits": True, "batch_1": {"ratio": b1 * k}, "throughput": {"ratio": tp}}
+                for s, k in ((64, 1.5), (256, 1.0))]  # fmt: skip
+
+    series = {"d 128": curve(0.5, 0.1), "d 32": curve(3.0, 0.1), "d 64": curve(0.4, 0.1)}
+    text = family_sentence_on_map(family, series, "d 128")
+    assert text.endswith("; the chip uses less at every size on d 32 (batch 1).")
+    assert "d 64" not in text  # same verdict as the headline series: nothing to add
 
 
 @pytest.mark.parametrize(

@@ -256,17 +256,36 @@ def family_sentence(family: MapFamily, curve: list[dict], series: str) -> str:
 
 def family_sentence_on_map(family: MapFamily, by_series: dict[str, list[dict]], series: str):
     """family_sentence along `series`, then where the family's other series stop (or start)
-    winning on energy, when one does inside the sizes mapped."""
+    winning on energy inside the sizes mapped, and those that win throughout where `series`
+    does not (or lose throughout where it wins)."""
     text = family_sentence(family, by_series[series], series)
-    others = []
+    others, throughout = [], {"chip": [], "GPU": []}
     for name, curve in by_series.items():
+        if name == series:
+            continue
         for regime, words in REGIMES:
-            cross = break_even(curve, regime) if name != series else []
+            cross = break_even(curve, regime)
+            verdict = _verdict(curve, regime)
             if cross:
                 others.append(f"{name} at {words}: ~{', ~'.join(_size(c) for c in cross)}")
-    if not others:
-        return text
-    return text[:-1] + "; its other series cross 1 at " + "; ".join(others) + "."
+            elif verdict and verdict != _verdict(by_series[series], regime):
+                throughout[verdict].append(f"{name} ({words})")
+    if others:
+        text = text[:-1] + "; its other series cross 1 at " + "; ".join(others) + "."
+    for who, names in throughout.items():
+        if names:
+            text = text[:-1] + f"; the {who} uses less at every size on " + " / ".join(names) + "."
+    return text
+
+
+def _verdict(curve: list[dict], regime: str) -> str | None:
+    """'chip' or 'GPU' when one uses less energy at every fitting size of the curve, else None."""
+    r = [p[regime]["ratio"] for p in curve if p["fits"]]
+    if r and min(r) > 1:
+        return "chip"
+    if r and max(r) < 1:
+        return "GPU"
+    return None
 
 
 def headline_series(family: MapFamily, carried: dict, points: list[dict]) -> str:
