@@ -41,6 +41,15 @@ def core_memory(synapse_bytes: float, compartments: int, fan_in: int, fan_out: i
     )
 
 
+def core_memory_array(synapse_bytes, compartments, fan_in, fan_out) -> np.ndarray:
+    """core_memory over arrays of cores (the same sum in the same order, so the same values)."""
+    return (
+        np.asarray(synapse_bytes, dtype=float)
+        + np.asarray(compartments) * STATE_BYTES_PER_COMPARTMENT
+        + (np.asarray(fan_in) + fan_out) * BYTES_PER_AXON_ENTRY
+    )
+
+
 WHY = {
     "fan_in_axons": "every source compartment that reaches a core needs its own input axon there",
     "fan_out_axons": "every (source compartment, destination core) pair needs an output axon",

@@ -37,7 +37,13 @@ import scipy.sparse as sp
 from atomspark.mapping.core_fit import CoreUse, core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.mapping.lava.rsgn_split import CONTROL, PERIOD, part_channels
-from atomspark.mapping.placement import Placement, pack_spread, unit_groups
+from atomspark.mapping.placement import (
+    Placement,
+    block_problem,
+    distinct_sources,
+    pack_spread,
+    unit_groups,
+)
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
@@ -124,6 +130,7 @@ def node_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_even
     node_adj = graph.unit_adjacency()
     in_degree = np.diff(node_adj.tocsc().indptr).astype(np.int64)
     per_node = np.repeat(macs, graph.sizes)
+    _refuse_blocks_beyond_a_core(node_adj, w, in_degree + per_node // w, hw)
     node_hw = replace(
         hw, limits=replace(hw.limits, units_per_core=max(hw.limits.units_per_core // w, 1))
     )
@@ -158,11 +165,29 @@ def node_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_even
     return CompartmentMap("node", w, adjacency, synapses, blocks, comp_groups, 1, took, to_profile)
 
 
+def _refuse_blocks_beyond_a_core(node_adj, w: int, synapses_per_compartment, hw) -> None:
+    """The packer's first check (placement._check_blocks_fit: each node's w compartments fit an
+    empty core), made on the node graph before the compartment graph (w times larger) and the
+    packing groups are built: node j's block has w x (distinct in-neighbours of j) sources,
+    w x its compartment's synapses and w compartments. The same verdict and words."""
+    adj = sp.csr_matrix(node_adj)
+    adj.eliminate_zeros()
+    n = adj.shape[0]
+    problem = block_problem(
+        w * distinct_sources(adj, np.arange(n), n),
+        w * np.asarray(synapses_per_compartment, dtype=float),
+        np.full(n, w),
+        "unit" if w == 1 else "block",
+        hw,
+    )
+    if problem:
+        raise AtomsparkError(problem)
+
+
 def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_events, positions):
     """Feature-sliced message sums (A), node-major transforms (B) and norms (R): module doc."""
-    w, macs = unit_width(graph), macs_per_update(graph)
-    if w == 1 or np.any(macs != w * w):
-        raise AtomsparkError("split layout: needs vector units with a d x d internal transform")
+    _require_transform(graph)
+    w = unit_width(graph)
     node_adj = sp.csr_matrix(graph.unit_adjacency())
     n = graph.total_units
     a0, b0, r0 = 0, n * w, 2 * n * w
@@ -235,6 +260,12 @@ def split_layout(graph: Graph, hw: NeuromorphicHardware, strategy: str, unit_eve
     )
 
 
+def _require_transform(graph: Graph) -> None:
+    w, macs = unit_width(graph), macs_per_update(graph)
+    if w == 1 or np.any(macs != w * w):
+        raise AtomsparkError("split layout: needs vector units with a d x d internal transform")
+
+
 def split_cost_model(graph: Graph):
     """The SplitModel (mapping/lava/rsgn_split.py) that costing needs: W's synapse pattern, the
     pools, the arithmetic and whether W_h has two parts (no node parameters)."""
@@ -264,9 +295,6 @@ def split_placement(search, n: int, w: int, hw: NeuromorphicHardware) -> Placeme
     n_cores = int(unit_core.max()) + 1
     cpc = hw.limits.cores_per_chip
     return Placement(unit_core, n_cores, max(-(-n_cores // cpc), 1), cpc, "split-search")
-
-
-_BUILDERS = {"node": node_layout, "split": split_layout}
 
 
 def _split_fit(graph: Graph, hw: NeuromorphicHardware):
@@ -308,11 +336,13 @@ def fit_graph(
     for name in order:
         search = None
         try:
-            cmap = _BUILDERS[name](graph, hw, strategy, unit_events, positions)
-            if name == "split":
+            if name == "split":  # the block search first: it may refuse before the graph is built
+                _require_transform(graph)
                 placement, search = _split_fit(graph, hw)
                 placements = [placement]
+                cmap = split_layout(graph, hw, strategy, unit_events, positions)
             else:
+                cmap = node_layout(graph, hw, strategy, unit_events, positions)
                 placements, spread = pack_spread(
                     cmap.groups, cmap.adjacency, cmap.synapses, hw, strategy, cmap.blocks
                 )

@@ -10,13 +10,15 @@ Every placement is checked against mapping/core_fit.py, the one test of what a c
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from atomspark.mapping.core_fit import core_memory, core_use, over_limit
+from atomspark.mapping.core_fit import core_use, over_limit
 from atomspark.mapping.hardware import NeuromorphicHardware
+from atomspark.mapping.pack_blocks import CoreBudget, Pieces, cut_pieces, pack_pieces
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int
 
 STRATEGIES = ("sequential", "partition", "locality")
@@ -148,23 +150,62 @@ def pack(
     units_cap: int | None = None,
     squeeze: float = 1.0,
 ) -> Placement:
-    """Pack `groups` (in order) onto cores; `blocks[u]` names the block of unit u (units of one
-    block share a core; default: every unit its own block); `units_cap`: at most this many units
-    per core (spreads the network over more cores; a block larger than the cap gets a core of its
-    own); `squeeze` (<= 1): fill each core's units, memory and input axons only to this share,
-    leaving room for what is known only after packing (output axons and their table entries).
-    The result is checked against core_fit: AtomsparkError names the first broken limit and by
-    how much."""
+    """Pack `groups` (in order) onto cores (mapping/pack_blocks.py); `blocks[u]` names the block
+    of unit u (units of one block share a core; default: every unit its own block); `units_cap`:
+    at most this many units per core (spreads the network over more cores; a block larger than
+    the cap gets a core of its own); `squeeze` (<= 1): fill each core's units, memory and input
+    axons only to this share, leaving room for what is known only after packing (output axons
+    and their table entries). The result is checked against core_fit: AtomsparkError names the
+    first broken limit and by how much."""
+    max_chips = _max_chips(hw, max_chips)
+    net = _network(groups, adjacency, synapses, blocks, hw)
+    unit_core = pack_pieces(net.pieces, core_budget(hw, units_cap, squeeze))
+    return _checked(net, unit_core, hw, strategy, max_chips)
+
+
+@dataclass(frozen=True)
+class _Network:
+    """What packing needs of a network, checked and cut into pieces once (any caps, squeezes)."""
+
+    adj: sp.csr_matrix
+    synapses: np.ndarray
+    pieces: Pieces
+
+
+def _max_chips(hw: NeuromorphicHardware, max_chips: int | None) -> int:
+    return require_int(
+        "max_chips", hw.limits.chips_per_board if max_chips is None else max_chips, 1
+    )
+
+
+def _network(groups, adjacency, synapses, blocks, hw: NeuromorphicHardware) -> _Network:
     adj = _check_adjacency(adjacency)
     n = adj.shape[0]
     synapses = np.asarray(synapses, dtype=float)
     block_of = np.arange(n) if blocks is None else np.asarray(blocks, dtype=np.int64)
-    max_chips = require_int(
-        "max_chips", hw.limits.chips_per_board if max_chips is None else max_chips, 1
-    )
     _check_blocks_fit(adj, synapses, block_of, hw)
-    unit_core = _pack(groups, adj, synapses, hw, n, block_of, units_cap, squeeze)
-    n_cores = int(unit_core.max()) + 1 if n else 0
+    return _Network(adj, synapses, cut_pieces(groups, adj, synapses, block_of))
+
+
+def core_budget(hw: NeuromorphicHardware, units_cap: int | None, squeeze: float) -> CoreBudget:
+    """What the packer fills a core with: the core's limits, `units_cap` and `squeeze` applied
+    (output axons are checked after packing)."""
+    lim = hw.limits
+    units = lim.units_per_core if units_cap is None else min(units_cap, lim.units_per_core)
+    return CoreBudget(
+        units=max(1, int(units * squeeze)),
+        synapses=lim.synapses_per_core,
+        axons=lim.max_fan_in_axons_per_core * squeeze,
+        memory=lim.synaptic_memory_bytes_per_core * squeeze,
+        bytes_per_synapse=lim.bytes_per_synapse,
+    )
+
+
+def _checked(
+    net: _Network, unit_core: np.ndarray, hw: NeuromorphicHardware, strategy: str, max_chips: int
+) -> Placement:
+    """The placement of `unit_core` if the board holds its cores and core_fit passes them."""
+    n_cores = int(unit_core.max()) + 1 if unit_core.size else 0
     cpc = hw.limits.cores_per_chip
     n_chips = -(-n_cores // cpc)
     if n_chips > max_chips:
@@ -173,7 +214,7 @@ def pack(
             f"{max_chips} chip(s) = {cpc * max_chips} cores ({strategy} placement)"
         )
     placement = Placement(unit_core, n_cores, max(n_chips, 1), cpc, strategy)
-    problems = over_limit(core_use(unit_core, adj, synapses, hw), hw)
+    problems = over_limit(core_use(unit_core, net.adj, net.synapses, hw), hw)
     if problems:
         raise AtomsparkError(f"network does not fit: {problems[0]}")
     return placement
@@ -206,23 +247,40 @@ def pack_spread(
     """Every distinct placement from packed to spread (spread_caps) that keeps all per-core
     limits, most packed first, and why the others did not fit: a network that breaks a limit
     packed (e.g. too many output axons on one core) is squeezed (SQUEEZES: each core filled
-    less) and spread over more cores, not refused. `first_only`: stop at the most packed."""
-    n = adjacency.shape[0]
+    less) and spread over more cores, not refused. `first_only`: stop at the most packed.
+
+    The network is checked and cut into pieces once. A cap at or above the most units any core
+    took under the same squeeze changes no packing decision (every limit the packer checks
+    grows with what a core takes), so that packing is reused, not repeated."""
+    try:
+        max_chips = _max_chips(hw, max_chips)
+        net = _network(groups, adjacency, synapses, blocks, hw)
+    except AtomsparkError as exc:
+        return [], [str(exc)]
+    n = net.adj.shape[0]
     block_of = np.arange(n) if blocks is None else np.asarray(blocks, dtype=np.int64)
     block_size = int(np.bincount(block_of).max()) if n else 1
     placements, problems, seen = [], [], set()
+    done: dict[float, tuple[int, Placement | str]] = {}  # squeeze -> (most units, outcome)
     for cap in spread_caps(n, block_size, hw):
         for squeeze in SQUEEZES:
-            try:
-                placement = pack(
-                    groups, adjacency, synapses, hw, strategy, blocks, max_chips, cap, squeeze
-                )
-            except AtomsparkError as exc:
-                problems.append(str(exc))
+            budget = core_budget(hw, cap, squeeze)
+            if squeeze in done and budget.units >= done[squeeze][0]:
+                outcome = done[squeeze][1]
+            else:
+                unit_core = pack_pieces(net.pieces, budget)
+                try:
+                    outcome = _checked(net, unit_core, hw, strategy, max_chips)
+                except AtomsparkError as exc:
+                    outcome = str(exc)
+                most = int(np.bincount(unit_core).max()) if unit_core.size else 0
+                done[squeeze] = (most, outcome)
+            if isinstance(outcome, str):
+                problems.append(outcome)
                 continue
-            if placement.n_cores not in seen:
-                seen.add(placement.n_cores)
-                placements.append(placement)
+            if outcome.n_cores not in seen:
+                seen.add(outcome.n_cores)
+                placements.append(outcome)
             break
         if first_only and placements:
             break
@@ -318,117 +376,44 @@ def _check_blocks_fit(
     adj: sp.csr_matrix, synapses: np.ndarray, block_of: np.ndarray, hw: NeuromorphicHardware
 ) -> None:
     """Every block (a unit, or units that must share a core) must fit an empty core."""
-    lim = hw.limits
     n_blocks = int(block_of.max()) + 1 if block_of.size else 0
-    fan_in = distinct_sources(adj, block_of, n_blocks)
-    what = "unit" if n_blocks == adj.shape[0] else "block"
+    problem = block_problem(
+        distinct_sources(adj, block_of, n_blocks),
+        np.bincount(block_of, weights=synapses, minlength=n_blocks),
+        np.bincount(block_of, minlength=n_blocks),
+        "unit" if n_blocks == adj.shape[0] else "block",
+        hw,
+    )
+    if problem:
+        raise AtomsparkError(problem)
+
+
+def block_problem(
+    fan_in: np.ndarray, synapses: np.ndarray, size: np.ndarray, what: str, hw: NeuromorphicHardware
+) -> str | None:
+    """Why some block does not fit an empty core (the first of input axons, synapses,
+    compartments), given each block's distinct sources, synapses and compartments; None: all
+    fit."""
+    lim = hw.limits
     if fan_in.size and fan_in.max() > lim.max_fan_in_axons_per_core:
         b = int(fan_in.argmax())
-        raise AtomsparkError(
+        return (
             f"{what} {b} fan-in {int(fan_in[b])} exceeds {lim.max_fan_in_axons_per_core} "
             f"(input axons per core on {hw.name}) by {int(fan_in[b]) - lim.max_fan_in_axons_per_core}"
         )
-    syn = np.bincount(block_of, weights=synapses, minlength=n_blocks)
-    if syn.size and syn.max() > lim.synapses_per_core:
-        b = int(syn.argmax())
-        raise AtomsparkError(
-            f"{what} {b} needs {int(syn[b])} synapses, a core holds {lim.synapses_per_core} "
+    if synapses.size and synapses.max() > lim.synapses_per_core:
+        b = int(synapses.argmax())
+        return (
+            f"{what} {b} needs {int(synapses[b])} synapses, a core holds {lim.synapses_per_core} "
             f"({lim.synaptic_memory_bytes_per_core} B / {lim.bytes_per_synapse} B per synapse)"
         )
-    size = np.bincount(block_of, minlength=n_blocks)
     if size.size and size.max() > lim.units_per_core:
         b = int(size.argmax())
-        raise AtomsparkError(
-            f"{what} {b} has {int(size[b])} compartments, a core holds {lim.units_per_core}"
-        )
+        return f"{what} {b} has {int(size[b])} compartments, a core holds {lim.units_per_core}"
+    return None
 
 
 # --- packing ------------------------------------------------------------------------------
-
-
-def _pack(
-    groups: list[np.ndarray],
-    adj: sp.csr_matrix,
-    synapses,
-    hw,
-    n: int,
-    block_of: np.ndarray,
-    units_cap: int | None = None,
-    squeeze: float = 1.0,
-) -> np.ndarray:
-    """Fill cores in order, keeping each group on one core when it fits there or on a fresh one;
-    a group too big for any core is split between its blocks. A core's memory holds its
-    synapses, its compartments' state and its input axons' table entries (core_fit.py); output
-    axons are checked after packing (their count depends on where the targets land)."""
-    lim = hw.limits
-    max_units = lim.units_per_core if units_cap is None else min(units_cap, lim.units_per_core)
-    max_units = max(1, int(max_units * squeeze))
-    memory = lim.synaptic_memory_bytes_per_core * squeeze
-    max_axons = lim.max_fan_in_axons_per_core * squeeze
-    bps = lim.bytes_per_synapse
-    csc = adj.tocsc()
-    csc.sum_duplicates()
-    unit_core = np.full(n, -1, dtype=np.int64)
-    state = {"core": 0, "units": 0, "synapses": 0.0, "axons": 0}
-    presyn = np.zeros(n, dtype=bool)  # input axons already used on the current core
-
-    def new_axons(units: np.ndarray) -> np.ndarray:
-        if units.size == 1:  # one unit's sources are already distinct
-            idx = csc.indices[csc.indptr[units[0]] : csc.indptr[units[0] + 1]]
-        else:
-            idx = np.unique(
-                np.concatenate([csc.indices[csc.indptr[u] : csc.indptr[u + 1]] for u in units])
-            )
-        return idx[~presyn[idx]]
-
-    def fits(units: np.ndarray, n_axons: int, empty: bool = False) -> bool:
-        base = (0, 0.0, 0) if empty else (state["units"], state["synapses"], state["axons"])
-        n_units, syn, axons = (
-            base[0] + units.size,
-            base[1] + float(synapses[units].sum()),
-            base[2] + n_axons,
-        )
-        return (
-            n_units <= max_units
-            and syn <= lim.synapses_per_core
-            and axons <= max_axons
-            and core_memory(syn * bps, n_units, axons, 0) <= memory
-        )
-
-    def open_core() -> None:
-        state.update(core=state["core"] + 1, units=0, synapses=0.0, axons=0)
-        presyn[:] = False
-
-    def put(units: np.ndarray, axons: np.ndarray) -> None:
-        unit_core[units] = state["core"]
-        state["units"] += units.size
-        state["synapses"] += float(synapses[units].sum())
-        state["axons"] += axons.size
-        presyn[axons] = True
-
-    for group in groups:
-        group = np.asarray(group, dtype=np.int64)
-        if group.size == 0:
-            continue
-        axons = new_axons(group)
-        if fits(group, axons.size):
-            put(group, axons)
-            continue
-        all_axons = np.unique(
-            np.concatenate([csc.indices[csc.indptr[u] : csc.indptr[u + 1]] for u in group])
-        )
-        if fits(group, all_axons.size, empty=True):
-            open_core()
-            put(group, all_axons)
-            continue
-        cuts = np.flatnonzero(np.diff(block_of[group])) + 1
-        for one in np.split(group, cuts):  # too big for any core: split it block by block
-            axons = new_axons(one)
-            if not fits(one, axons.size):
-                open_core()
-                axons = new_axons(one)
-            put(one, axons)
-    return unit_core
 
 
 def _kl_groups(adj, events, synapses, hw, seed: int) -> list[np.ndarray]:
@@ -436,7 +421,10 @@ def _kl_groups(adj, events, synapses, hw, seed: int) -> list[np.ndarray]:
 
     Edge weight between i and j = spikes they exchange (events_i [i->j] + events_j [j->i]), so
     cutting heavy edges is what the bisection avoids. Parts are listed in recursion order, so
-    neighbouring parts land on neighbouring cores.
+    neighbouring parts land on neighbouring cores. A complete graph of equal weights (a dense
+    VN sending evenly) has nothing to cut: every balanced bisection cuts the same weight, so
+    Kernighan-Lin keeps its random first split, which `shuffled_halves` draws directly (the same
+    split, without building the graph or sweeping it; tested against networkx).
     """
     lim = hw.limits
     n = adj.shape[0]
@@ -452,13 +440,8 @@ def _kl_groups(adj, events, synapses, hw, seed: int) -> list[np.ndarray]:
     ).tocsr()
     sym.setdiag(0)
     sym.eliminate_zeros()
-    graph = nx.Graph()
-    graph.add_nodes_from(range(n))
-    s = sym.tocoo()
-    keep = s.row < s.col
-    graph.add_weighted_edges_from(
-        zip(s.row[keep].tolist(), s.col[keep].tolist(), s.data[keep].tolist())
-    )
+    uniform = n_parts > 1 and complete_and_uniform(sym)
+    graph = None if uniform or n_parts == 1 else _weighted_graph(sym)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
 
@@ -466,15 +449,47 @@ def _kl_groups(adj, events, synapses, hw, seed: int) -> list[np.ndarray]:
         if len(nodes) <= target:
             out.append(np.array(sorted(nodes), dtype=np.int64))
             return
-        sub = graph.subgraph(nodes)
-        a, b = nx.algorithms.community.kernighan_lin_bisection(
-            sub, weight="weight", seed=int(rng.integers(2**31))
-        )
+        draw = int(rng.integers(2**31))
+        if uniform:
+            a, b = shuffled_halves(nodes, n, draw)
+        else:
+            sub = graph.subgraph(nodes)
+            a, b = nx.algorithms.community.kernighan_lin_bisection(sub, weight="weight", seed=draw)
         split(sorted(a))
         split(sorted(b))
 
     split(list(range(n)))
     return out
+
+
+def _weighted_graph(sym: sp.csr_matrix) -> nx.Graph:
+    graph = nx.Graph()
+    graph.add_nodes_from(range(sym.shape[0]))
+    s = sym.tocoo()
+    keep = s.row < s.col
+    graph.add_weighted_edges_from(
+        zip(s.row[keep].tolist(), s.col[keep].tolist(), s.data[keep].tolist())
+    )
+    return graph
+
+
+def complete_and_uniform(sym: sp.csr_matrix) -> bool:
+    """Is every pair of distinct units joined, all by the same weight?"""
+    n = sym.shape[0]
+    return sym.nnz == n * (n - 1) and bool(sym.nnz == 0 or sym.data.min() == sym.data.max())
+
+
+def shuffled_halves(nodes: list[int], n_total: int, seed: int) -> tuple[set, set]:
+    """networkx's kernighan_lin_bisection of the subgraph on `nodes` (of a graph on range(n_total))
+    when it is complete with equal weights: its first split, which no sweep improves. That split
+    shuffles the subgraph's nodes in networkx's order (a subgraph under half the graph lists them
+    as the set built from `nodes` iterates) with random.Random(seed) and cuts in the middle; the
+    halves come back in its order (the second half first)."""
+    inside = set(v for v in nodes)  # built as networkx builds its node filter
+    order = list(inside) if 2 * len(inside) < n_total else sorted(inside)
+    random.Random(seed).shuffle(order)
+    mid = len(order) // 2
+    return set(order[mid:]), set(order[:mid])
 
 
 def _morton_codes(pos: np.ndarray) -> np.ndarray:

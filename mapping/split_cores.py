@@ -164,11 +164,12 @@ def split_core_costs(model, blocks: SplitBlocks, order: np.ndarray, hw) -> list[
         out.append(_cost(b, "node", m, m * (d + 1), synapses, state, fan_in, fan_out, bps,
                          m * d * ins["transform"] + m * ins["norm"]))  # fmt: skip
     core = n_node
+    sum_rows = [_rows(w, order[b * sn : (b + 1) * sn]) for b in range(n_sum_nodes)]
     for k0 in range(0, d, kf):
         k = min(kf, d - k0)
         for b in range(n_sum_nodes):
             nodes = order[b * sn : (b + 1) * sn]
-            w_nnz, w_cols = _rows(w, nodes)
+            w_nnz, w_cols = sum_rows[b]  # the same nodes' rows for every feature block
             comps = k * nodes.size
             out.append(_cost(core, "sum", nodes.size, comps, k * w_nnz,
                              comps * (STATE_WORDS["sum"] + 1), k * w_cols, comps, bps,
@@ -266,6 +267,16 @@ def search_blocks(model, hw) -> SplitSearch:
         costs = split_core_costs(model, smallest, order, hw)
         return SplitSearch(False, None, order, costs, split_problems(costs, hw), tried)
     top = max(1, min(n, units // (d + 1)))
+    kf, sn = sum_choice
+    fewest = -(-d // kf) * -(-n // sn) + -(-n // top)  # the sum cores and the fewest node cores
+    board = hw.limits.cores_per_chip * hw.limits.chips_per_board
+    if fewest > board:  # no node block can bring the cores within the board: say so at once
+        costs = split_core_costs(model, SplitBlocks(top, kf, sn), order, hw)
+        problems = [f"needs at least {fewest} cores ({-(-d // kf) * -(-n // sn)} message-sum "
+                    f"cores of {kf} feature(s) x {sn} nodes, the fewest that fit, and "
+                    f"{-(-n // top)} node cores), more than the board's {board} cores "
+                    f"({hw.limits.chips_per_board} chip(s) of {hw.limits.cores_per_chip})"]  # fmt: skip
+        return SplitSearch(False, None, order, costs, problems, tried)
     for nb in range(top, 0, -1):
         tried += 1
         blocks = SplitBlocks(nb, *sum_choice)
