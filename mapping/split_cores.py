@@ -184,6 +184,22 @@ def _cost(core, kind, nodes, comps, synapses, state, fan_in, fan_out, bps, instr
                          int(fan_in), int(fan_out), float(memory), int(instr))  # fmt: skip
 
 
+def readout_core_costs(readout, groups: list[np.ndarray], first_core: int, hw) -> list:
+    """The cores of a readout (mapping/split_readout.Readout): one per feature partial (d
+    compartments, a synapse and an input axon per product it sums, d output axons to the
+    accumulator), then the accumulator's (C compartments, W per partial and the bias's ones).
+    Standard processes: no microcode (the product's is the node cores', per sample)."""
+    d, c = readout.weights.shape
+    bps = hw.limits.bytes_per_synapse
+    out = []
+    for g, idx in enumerate(groups):
+        out.append(_cost(first_core + g, "readout", idx.size // d, d, idx.size, 2 * d, idx.size,
+                         d, bps, 0))  # fmt: skip
+    p = len(groups)
+    out.append(_cost(first_core + p, "score", 0, c, p * d * c + c, 2 * c, p * d + c, c, bps, 0))
+    return out
+
+
 LIMITED = {  # cost field -> core_fit.core_limits key
     "compartments": "compartments",
     "memory_bytes": "synaptic_memory_bytes",

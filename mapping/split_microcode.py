@@ -80,6 +80,33 @@ PROGRAMS: dict[str, list[MicroOp]] = {
 }
 
 
+# once per sample, on every transform compartment (mapping/split_readout.py): the readout's
+# product r = (h alpha) >>> (12 + shift), not gated by the cutoff, sent on port r at the last emit
+READOUT_PRODUCT = MicroOp(
+    "readout product", 4, "multiply h by alpha, round shift by 12 + shift, send r once per sample"
+)
+
+
+def readout_instructions(n: int, d: int) -> int:
+    """Instructions the readout's product takes per sample (every node's d compartments)."""
+    return n * d * READOUT_PRODUCT.instructions
+
+
+# once per sample of a stream (mapping/lava/rsgn_split.py, the reset phase "load"): each program
+# takes its sample's ignition from the input and clears the previous sample's state
+LOAD_IGNITION = {
+    "transform": MicroOp(
+        "load ignition", 5, "h and alpha from the input; z, update flag, emit count cleared"
+    ),
+    "norm": MicroOp("load ignition", 5, "alpha from the input; received, a, mu, 1/std cleared"),
+}
+
+
+def load_instructions(n: int, d: int) -> int:
+    """Instructions a stream's reset phase takes per sample (transform and norm programs)."""
+    return n * d * LOAD_IGNITION["transform"].instructions + n * LOAD_IGNITION["norm"].instructions
+
+
 def instructions_per_step(kind: str, two_part_w_h: bool = True) -> int:
     """Instructions one compartment of `kind` runs per model step."""
     ops = PROGRAMS[kind]

@@ -79,8 +79,11 @@ def test_export_layout_split_writes_and_reports_from_the_bundle(trained_file, tm
     # builtin:2 is widened to the task's 12 validation samples (at least 32 where it has them)
     assert "agreement measured over builtin:12" in text and "of 12 sample(s)" in text
     assert "split layout) written" in text and "microcode RSGNNorm" in text
+    assert "[export] readout on chip: " in text and "[deploy] readout on chip: " in text
     dep = json.loads((out / "deployment.json").read_text())
-    assert dep["layout"] == "split" and dep["fits"]
+    assert dep["layout"] == "split" and dep["fits"] and dep["readout_costs"]
+    assert dep["cores"] == len(dep["costs"]) + len(dep["readout_costs"])
+    assert json.loads((out / "export.json").read_text())["readout"]["score_exp"] < 0
     assert dep["costs"] == json.loads((out / "metadata.json").read_text())["split"]["cores"]
     argv = ["export", str(trained_file), "--to", "nir", "--layout", "split"]
     assert main(argv + ["--out", str(tmp_path / "o2")]) == 2
@@ -102,10 +105,14 @@ def test_a_quantisation_that_loses_decisions_is_refused(sub_resolution_rsgn, tmp
 
 
 def test_a_stream_of_samples_runs_through_the_split_bundle(trained_file, tmp_path):  # noqa: F811
+    """The exported bundle's readout reads a stream out: its scores are the engine-side integer
+    counterpart's from the integer engine's final states, bit for bit, and its decisions are
+    measured against the float engine's."""
     from atomspark.mapping.lava.split_stream import run_stream
-    from atomspark.mapping.quantize import fixed_rsgn_runner, rsgn_quantization_report
+    from atomspark.mapping.quantize import fixed_rsgn_runner
+    from atomspark.mapping.split_readout import engine_scores
     from atomspark.networks import rsgn
-    from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores
+    from atomspark.networks.sample_runner import rsgn_runner
     from atomspark.scenarios.runs.model_task import task_samples
 
     out = tmp_path / "out"
@@ -113,9 +120,11 @@ def test_a_stream_of_samples_runs_through_the_split_bundle(trained_file, tmp_pat
     assert main(argv + ["--layout", "split", "--out", str(out), "--accept-disagreement"]) == 0
     params, config = rsgn.load_model(trained_file)
     tokens = task_samples(trained_file, 12)[0]
-    result = run_stream(load_split_bundle(out), params, config, tokens)
+    sb = load_split_bundle(out)
+    result = run_stream(sb, params, config, tokens)
     runner = fixed_rsgn_runner(rsgn_runner(params, config), split_w_h=True)
-    engine = rsgn_scores(params, runner.run(tokens, config.n_steps + 1).outputs)
-    assert np.array_equal(result.scores, engine)  # the integer engine's scores, bit for bit
-    report = rsgn_quantization_report(params, config, tokens, split_w_h=True)
-    assert result.decision_agreement == report.decision_agreement
+    for acc, (alpha, h) in zip(result.accumulator, runner.run(tokens, config.n_steps + 1).outputs):
+        ints = np.round(alpha * 2.0**12).astype(np.int64), np.round(h * 2.0**10).astype(np.int64)
+        assert np.array_equal(acc, engine_scores(sb.readout, *ints, sb.readout_groups())[0])
+    agree = np.mean(result.scores.argmax(1) == result.float_scores.argmax(1))
+    assert result.decision_agreement == agree and result.overflows == 0

@@ -23,6 +23,10 @@ chip steps, one phase each: emit (transform), sum, transform, norm, pool; chip s
 is in phase (t - 1) % PERIOD. Chip step 1 emits the ignition; model step s ends at chip step
 1 + PERIOD s. Every program runs every chip step and sends zeros outside its phases.
 
+A stream of samples in one run (node["stream_period"], split_run.run_split_stream_lava): chip
+step 1 is idle, then each sample has a reset phase, "load" (the programs take the sample's
+ignition from the input and drop the previous sample's state), and its schedule as above.
+
 The same program classes run in the NumPy reference (`reference_run`, kind-level) and inside the
 Lava ProcessModels (mapping/lava/procs/rsgn_split.py, one process per core and kind), so the two
 cannot differ in arithmetic; fixed point equals the engine's integer unit bit for bit
@@ -31,11 +35,12 @@ cannot differ in arithmetic; fixed point equals the engine's integer unit bit fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 from atomspark.mapping.lava.net import LavaNet, LavaPopulation
+from atomspark.mapping.split_readout import readout_product
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.units import rsgn_fixed as rf
 from numba import njit
@@ -46,6 +51,7 @@ PART_BITS = 24  # fixed point: a value sent in two parts v = (hi << 24) + lo, lo
 KINDS = ("sum", "transform", "norm")
 MAX_POOL = 128  # pool sums of 24-bit parts stay below 2**31
 CONTROL = ("act", "mu", "inv", "alpha")  # norm -> transform, one value per node each
+IGNITION = {"transform": ("alpha0", "h0"), "norm": ("alpha0",)}  # a stream's input, per sample
 
 
 def phase_of(t: int) -> str:
@@ -56,6 +62,31 @@ def phase_of(t: int) -> str:
 def chip_steps(engine_steps: int) -> int:
     """Chip steps that run the engine's `engine_steps` (ignition + K model steps)."""
     return 1 + PERIOD * (engine_steps - 1)
+
+
+def stream_period(engine_steps: int) -> int:
+    """Chip steps per sample of a stream: the load (the reset phase), then chip_steps."""
+    return 1 + chip_steps(engine_steps)
+
+
+def stream_phase(t: int, period: int) -> str:
+    """The phase of chip step t in a stream of samples `period` chip steps apart: step 1 idle
+    (the input sends the first ignition), then per sample a load and the samples' schedule."""
+    if t < 2:
+        return "idle"
+    u = (t - 2) % period
+    return "load" if u == 0 else PHASES[(u - 1) % PERIOD]
+
+
+def stream_steps(samples: int, engine_steps: int, drain: int) -> int:
+    """Chip steps of a stream of `samples`: the idle step, every sample's period, and `drain`
+    more for the last sample's readout to arrive."""
+    return 1 + samples * stream_period(engine_steps) + drain
+
+
+def stream_load_step(sample: int, engine_steps: int) -> int:
+    """The chip step at which sample `sample` (from 0) is loaded."""
+    return 2 + sample * stream_period(engine_steps)
 
 
 @dataclass(frozen=True)
@@ -90,6 +121,13 @@ class SplitModel:
     @property
     def two_part_w_h(self) -> bool:
         return "wh_lo" in self.node
+
+
+def with_readout(model: SplitModel, shift: int, engine_steps: int) -> SplitModel:
+    """`model` whose transform programs send the readout's products r (shift: fixed point's
+    mapping/split_readout.Readout.shift) at the last emit of `engine_steps` engine steps."""
+    node = {**model.node, "readout_emit": int(engine_steps), "readout_shift": int(shift)}
+    return replace(model, node=node)
 
 
 def split_model(net: LavaNet) -> SplitModel:
@@ -231,6 +269,7 @@ class Program:
         self.wraps = 0
         self.clips = 0
         self.outputs = self.out_ports(model)
+        self.period = int(model.node.get("stream_period", 0))  # a stream: chip steps per sample
 
     def zeros(self) -> dict[str, np.ndarray]:
         return {port: np.zeros(size, self.dtype) for port, size in self.outputs.items()}
@@ -238,7 +277,8 @@ class Program:
     def step(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.t += 1
         out = self.zeros()
-        getattr(self, f"_{phase_of(self.t)}", lambda i, o: None)(inputs, out)
+        phase = stream_phase(self.t, self.period) if self.period else phase_of(self.t)
+        getattr(self, f"_{phase}", lambda i, o: None)(inputs, out)
         return out
 
 
@@ -247,7 +287,7 @@ def out_ports(kind: str, model: SplitModel, size: int) -> dict[str, int]:
     if kind == "sum":
         return {"m": size}
     if kind == "transform":
-        names = ["x", "h"] + [c for v in ("hn2", "z", "z2") for c in parts[v]]
+        names = ["x", "h", "r"] + [c for v in ("hn2", "z", "z2") for c in parts[v]]
         return {name: size for name in names}
     return {name: size for name in ("flag", *parts["pool"], *CONTROL)}
 
@@ -257,8 +297,8 @@ def in_ports(kind: str, model: SplitModel) -> tuple[str, ...]:
     if kind == "sum":
         return ("payload",)
     if kind == "transform":
-        return (*parts["wh"], *CONTROL)
-    return ("flag", *parts["hn2"], *parts["z"], *parts["z2"], *parts["pool"])
+        return (*parts["wh"], *CONTROL, *IGNITION["transform"])
+    return ("flag", *parts["hn2"], *parts["z"], *parts["z2"], *parts["pool"], *IGNITION["norm"])
 
 
 class SumProgram(Program):
@@ -301,9 +341,22 @@ class TransformProgram(Program):
         self.parts = part_channels(model)
         self.z = np.zeros(self.index.size, self.dtype)
         self.updated = False
+        self.emits = 0
+        # the readout (mapping/split_readout.py): r = alpha h at emit number readout_emit
+        self.readout_emit = int(nd.get("readout_emit", 0))
+        self.readout_shift = int(nd.get("readout_shift", 0))
 
     def out_ports(self, model):
         return out_ports("transform", model, self.index.size)
+
+    def _load(self, inputs, out):
+        """A stream's reset phase: the sample's ignition h0 and its node's alpha0 arrive from
+        the input; the previous sample's state is dropped."""
+        self.h = inputs["h0"].astype(self.dtype)
+        self.alpha = inputs["alpha0"].astype(self.dtype)
+        self.z = np.zeros(self.index.size, self.dtype)
+        self.updated = False
+        self.emits = 0
 
     def _transform(self, inputs, out):
         if self.fixed:
@@ -343,6 +396,9 @@ class TransformProgram(Program):
             x = self.h * self.alpha
         out["x"][:] = np.where(sending, x, 0)
         out["h"][:] = self.h
+        self.emits += 1
+        if self.emits == self.readout_emit:
+            out["r"][:] = readout_product(self.h, self.alpha, self.fixed, self.readout_shift)
 
 
 class NormProgram(Program):
@@ -368,6 +424,13 @@ class NormProgram(Program):
 
     def out_ports(self, model):
         return out_ports("norm", model, self.index.size)
+
+    def _load(self, inputs, out):
+        """A stream's reset phase: the node's alpha0 from the input, the rest cleared."""
+        self.alpha = inputs["alpha0"].astype(self.dtype)
+        self.received = np.zeros(self.index.size, bool)
+        for v in (self.a, self.mu, self.inv):
+            v[:] = 0
 
     def _emit(self, inputs, out):
         out["flag"][:] = self.alpha > self.cutoff
@@ -463,6 +526,8 @@ class SplitRun:
     x: np.ndarray
     wraps: int
     clips: int
+    r: np.ndarray | None = None  # the readout products (n d,) sent at emit readout_emit
+    scores: np.ndarray | None = None  # the readout accumulator's class scores (Lava run)
 
 
 def _accumulate(ch: Channel, sent: np.ndarray, fixed: bool) -> tuple[np.ndarray, int]:
@@ -475,33 +540,72 @@ def _accumulate(ch: Channel, sent: np.ndarray, fixed: bool) -> tuple[np.ndarray,
     return wrapped, int(np.count_nonzero(wrapped != total))
 
 
-def reference_run(model: SplitModel, engine_steps: int) -> SplitRun:
-    """Run the split schedule in NumPy, kind by kind (one program per kind over all its
-    compartments), with Lava's one-step delay on every connection."""
+def _schedule(model: SplitModel, steps: int, ignition=None):
+    """Run the split schedule in NumPy for `steps` chip steps, kind by kind (one program per
+    kind over all its compartments), with Lava's one-step delay on every connection; yields
+    (t, programs, what each kind sent, wraps so far) after every step. `ignition(t)`: a
+    stream's input arriving at chip step t ({kind: {port: values}}, or None)."""
     sizes = kind_sizes(model)
     progs = {kind: PROGRAMS[kind](model, np.arange(sizes[kind])) for kind in KINDS}
     chans = channels(model)
     fixed = model.arithmetic == "fixed"
     sent = {kind: progs[kind].zeros() for kind in KINDS}
-    n, d = model.n, model.d
-    alpha, h, x = [], [], []
     wraps = 0
-    for t in range(1, chip_steps(engine_steps) + 1):
+    for t in range(1, steps + 1):
         inputs = {kind: {} for kind in KINDS}
         for ch in chans:
             got, wrapped = _accumulate(ch, sent[ch.source][ch.source_port], fixed)
             wraps += wrapped
             port = inputs[ch.target]
             port[ch.target_port] = port.get(ch.target_port, 0) + got
+        for kind, ports in ((ignition and ignition(t)) or {}).items():
+            inputs[kind].update(ports)
         for kind in KINDS:
             for p in in_ports(kind, model):
                 inputs[kind].setdefault(p, np.zeros(sizes[kind], progs[kind].dtype))
         sent = {kind: progs[kind].step(inputs[kind]) for kind in KINDS}
+        yield t, progs, sent, wraps
+
+
+def reference_run(model: SplitModel, engine_steps: int) -> SplitRun:
+    """Run the split schedule in NumPy (`_schedule`) for the engine's `engine_steps`."""
+    n, d = model.n, model.d
+    alpha, h, x = [], [], []
+    wraps, r, progs = 0, None, {}
+    for t, progs, sent, wrapped in _schedule(model, chip_steps(engine_steps)):
+        wraps = wrapped
         if phase_of(t) == "emit":
             alpha.append(progs["norm"].alpha.copy())
             h.append(sent["transform"]["h"].reshape(n, d))
             x.append(sent["transform"]["x"].reshape(n, d))
+            if len(alpha) == model.node.get("readout_emit", 0):
+                r = sent["transform"]["r"].copy()
     return SplitRun(
         np.stack(alpha), np.stack(h), np.stack(x),
-        wraps, sum(p.clips for p in progs.values()),
+        wraps, sum(p.clips for p in progs.values()), r,
     )  # fmt: skip
+
+
+def reference_stream(model: SplitModel, states: list[dict], engine_steps: int) -> np.ndarray:
+    """A stream of samples through the split schedule in NumPy, as the one Lava run runs it
+    (split_run.run_split_stream_lava): each sample's ignition ({alpha, h} in the model's formats)
+    arrives in its load phase; returns the readout products r (B, n d) each sample's last emit
+    sends (the readout's shift as `model` holds it, with_readout)."""
+    period = stream_period(engine_steps)
+    node = {**model.node, "stream_period": period, "readout_emit": int(engine_steps)}
+    model = replace(model, node=node)
+    d = model.d
+
+    def ignition(t: int):
+        if stream_phase(t, period) != "load":
+            return None
+        s = states[(t - 2) // period]
+        alpha = np.asarray(s["alpha"])
+        h0 = np.asarray(s["h"]).reshape(-1)
+        return {"transform": {"h0": h0, "alpha0": np.repeat(alpha, d)}, "norm": {"alpha0": alpha}}
+
+    out = []
+    for t, progs, sent, _ in _schedule(model, 1 + len(states) * period, ignition):
+        if stream_phase(t, period) == "emit" and progs["transform"].emits == engine_steps:
+            out.append(sent["transform"]["r"].copy())
+    return np.stack(out)

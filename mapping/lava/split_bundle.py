@@ -9,7 +9,7 @@ bundle (`split_bundle_costs`), so a report and a bundle cannot disagree.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,22 +23,42 @@ from atomspark.mapping.lava.rsgn_split import (
     channels,
     split_model,
 )
+from atomspark.mapping.lava.split_run import MAX_PROCESSES
 from atomspark.mapping.split_cores import (
     MEMORY_NOTE,
     SplitBlocks,
     SplitCoreCost,
     assign_cores,
+    readout_core_costs,
     search_blocks,
     split_core_costs,
     split_margins,
     split_problems,
 )
-from atomspark.mapping.split_microcode import instruction_cost, program_table
+from atomspark.mapping.split_microcode import (
+    LOAD_IGNITION,
+    READOUT_PRODUCT,
+    instruction_cost,
+    load_instructions,
+    program_table,
+    readout_instructions,
+)
+from atomspark.mapping.split_readout import (
+    Readout,
+    node_cores_per_group,
+    quantize_readout,
+    readout_from_dict,
+    readout_groups,
+)
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 
 SPLIT_LAYOUT = "split"
 PROCESS_CLASS = {"sum": "RSGNMessageSum", "transform": "RSGNTransform", "norm": "RSGNNorm"}
 MAX_NODES = 1 << 20  # a bundle's node order is read only up to this size
+ENCODING = (
+    "host: each sample's ignition (alpha0, h0) is computed on the host from its tokens (the "
+    "model file's encoder) and loaded as the programs' initial state; not a chip process"
+)
 
 
 @dataclass(frozen=True)
@@ -50,14 +70,24 @@ class SplitBundle:
     blocks: SplitBlocks
     order: np.ndarray
     hardware: str
+    readout: Readout | None = None
 
     def cores(self) -> list[dict]:
         return assign_cores(self.model.n, self.model.d, self.blocks, self.order)
 
+    def readout_groups(self) -> list[np.ndarray]:
+        """The compartments each feature partial of the readout sums (split_readout.py)."""
+        group = self.readout.node_cores_per_group if self.readout else 1
+        return readout_groups(self.cores(), self.model.d, group)
 
-def export_split(net: LavaNet, out_dir: str | Path, hardware: str = "loihi2") -> Path:
+
+def export_split(
+    net: LavaNet, out_dir: str | Path, hardware: str = "loihi2", classifier=None
+) -> Path:
     """Write `net` (one RSGN population) as a split bundle whose block sizes are the search's
-    for `hardware`; refuses, naming why, when no block size fits."""
+    for `hardware`; refuses, naming why, when no block size fits. `classifier` (the model's
+    parameters: cls_w, cls_b, ln_gain, ln_bias) adds the readout as chip processes
+    (mapping/split_readout.py), quantised when `net` is fixed point."""
     hw = _hardware(hardware)
     model = split_model(net)
     search = search_blocks(model, hw)
@@ -65,18 +95,55 @@ def export_split(net: LavaNet, out_dir: str | Path, hardware: str = "loihi2") ->
         raise AtomsparkError(
             f"split layout on {hw.name}: no block size fits ({'; '.join(search.problems)})"
         )
+    readout = None
+    if classifier is not None:
+        nb = search.blocks.nodes_per_core
+        group = node_cores_per_group(nb, model.d, hw.limits.max_fan_in_axons_per_core)
+        readout = quantize_readout(classifier, model.arithmetic == "fixed", model.n, group * nb)
+        readout = replace(readout, node_cores_per_group=group)
     out = export_lava(net, out_dir)
     meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
     meta["layout"] = SPLIT_LAYOUT
     meta["split"] = _section(model, search.blocks, search.order, search.costs, hw)
+    if readout is not None:
+        meta["split"]["readout"] = _readout_section(model, readout, search, hw)
     meta["hardware_run"] = _hardware_run(net.arithmetic, meta["split"])
     atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
     atomic_write_text(out / ENTRY_FILE, _ENTRY_SOURCE)
     return out
 
 
+def _readout_section(model: SplitModel, readout: Readout, search, hw) -> dict:
+    """metadata.json's split.readout: the weights, the processes on their cores, the cores'
+    costs and the product's microcode (per sample)."""
+    cores = assign_cores(model.n, model.d, search.blocks, search.order)
+    groups = readout_groups(cores, model.d, readout.node_cores_per_group)
+    costs = readout_core_costs(readout, groups, len(search.costs), hw)
+    partial = "GradedVec" if readout.fixed else "Sparse (cls_w per node, float)"
+    procs = [{"name": f"readout{g}", "lava_process": partial, "core": c.core}
+             for g, c in enumerate(costs[:-1])] if readout.fixed else []  # fmt: skip
+    procs += [
+        {
+            "name": "scores",
+            "lava_process": "RingBuffer (lava.proc.io.sink)",
+            "core": costs[-1].core,
+        },
+        {"name": "bias", "lava_process": "RingBuffer (lava.proc.io.source)", "core": None},
+    ]
+    return {
+        **readout.to_dict(),
+        "processes": procs,
+        "cores": [c.to_dict() for c in costs],
+        "microcode": {
+            "transform": asdict(READOUT_PRODUCT),
+            "instructions_per_sample": readout_instructions(model.n, model.d),
+        },
+    }
+
+
 _ENTRY_SOURCE = '''"""Run this atomspark split-layout RSGN bundle on Lava:
-python run_bundle.py --steps K+1 [--verify] [--merged] [--out final.npz].
+python run_bundle.py --steps K+1 [--verify] [--merged] [--out final.npz], or a stream of samples
+in one run: python run_bundle.py --steps K+1 --inputs tokens.npy --model model.npz [--verify].
 
 Needs lava-nc 0.10 and atomspark (its split RSGN ProcessModels) in the running environment.
 """
@@ -129,6 +196,15 @@ def _section(model: SplitModel, blocks, order, costs: list[SplitCoreCost], hw) -
             "chip_steps_per_model_step": PERIOD,
             "phases": list(PHASES),
             "first_chip_step": "emit (the ignition)",
+            "stream": {
+                "chip_steps_per_sample": "2 + 5 K: load (the reset phase), the ignition's emit, "
+                "5 per model step",
+                "first_chip_step": "idle (the input sends the first ignition)",
+                "input": "RingBuffer sources (lava.proc.io.source) through Sparse ones: h0 and "
+                "alpha0 to each transform compartment, alpha0 to each norm compartment",
+                "load_microcode": {k: asdict(op) for k, op in LOAD_IGNITION.items()},
+                "load_instructions_per_sample": load_instructions(model.n, model.d),
+            },
         },
         "processes": processes,
         "connections": conns,
@@ -136,6 +212,7 @@ def _section(model: SplitModel, blocks, order, costs: list[SplitCoreCost], hw) -
         "instruction_cost": instruction_cost(hw),
         "cores": [c.to_dict() for c in costs],
         "memory_note": MEMORY_NOTE,
+        "encoding": ENCODING,
     }
 
 
@@ -147,6 +224,8 @@ def _hardware_run(arithmetic: str, split: dict | None = None) -> dict:
               "standard_lava_process": False} for p in (split or {}).get("processes", [])]  # fmt: skip
     table += [{"name": c["name"], "lava_process": "Sparse", "standard_lava_process": True}
               for c in (split or {}).get("connections", [])]  # fmt: skip
+    table += [{**p, "standard_lava_process": True}
+              for p in (split or {}).get("readout", {}).get("processes", [])]  # fmt: skip
     return {
         "run_config": "lava.magma.core.run_configs.Loihi2HwCfg",
         "select_tag": "fixed_pt" if arithmetic == "fixed" else "floating_pt",
@@ -201,19 +280,36 @@ def load_split_bundle(out_dir: str | Path) -> SplitBundle:
         raise AtomsparkError(f"bundle {out}: split node_order is not a permutation of the nodes")
     if min(blocks.to_dict().values()) < 1:
         raise AtomsparkError(f"bundle {out}: split block sizes must be positive")
-    return SplitBundle(net, model, blocks, order, hardware)
+    readout = None
+    if "readout" in split:
+        if not isinstance(split["readout"], dict):
+            raise AtomsparkError(f"bundle {out}: split readout section must be an object")
+        try:
+            readout = readout_from_dict(split["readout"], model.arithmetic, model.d)
+        except AtomsparkError as exc:
+            raise AtomsparkError(f"bundle {out}: {exc}") from None
+    return SplitBundle(net, model, blocks, order, hardware, readout)
 
 
 def split_bundle_costs(bundle: SplitBundle, hardware: str | None = None) -> dict:
     """Per-core costs, problems and margins of a split bundle on `hardware` (default: the one
-    it was laid out for), computed from the bundle itself."""
+    it was laid out for), computed from the bundle itself: costs the network's cores,
+    readout_costs the readout's (numbered after them; empty without a readout)."""
     hw = _hardware(hardware or bundle.hardware)
     costs = split_core_costs(bundle.model, bundle.blocks, bundle.order, hw)
+    readout = []
+    if bundle.readout is not None:
+        readout = readout_core_costs(bundle.readout, bundle.readout_groups(), len(costs), hw)
     return {
         "hardware": hw.name,
         "costs": costs,
-        "problems": split_problems(costs, hw),
-        "margins": split_margins(costs, hw),
+        "readout_costs": readout,
+        "readout_instructions_per_sample": (
+            readout_instructions(bundle.model.n, bundle.model.d) if readout else 0
+        ),
+        "load_instructions_per_sample": load_instructions(bundle.model.n, bundle.model.d),
+        "problems": split_problems(costs + readout, hw),
+        "margins": split_margins(costs + readout, hw),
         "instruction_cost": instruction_cost(hw),
         "microcode": program_table(bundle.model.two_part_w_h),
     }
@@ -221,19 +317,17 @@ def split_bundle_costs(bundle: SplitBundle, hardware: str | None = None) -> dict
 
 # ------------------------------------------------------------------ report, run and verify
 
-MAX_PROCESSES = 24  # above this a Lava run merges each kind's cores into one Process
-
 
 def report_lines(costs: dict, max_cores: int = 6) -> list[str]:
     """Printable: per kind of core its busiest use against the limits, margins, and the
     microcode each process runs with its price per model step."""
-    c, ins = costs["costs"], costs["instruction_cost"]
+    c, ins, rc = costs["costs"], costs["instruction_cost"], costs.get("readout_costs", [])
     n_node = sum(x.kind == "node" for x in c)
     out = [
         f"[deploy] {costs['hardware']}: split layout "
         + ("fits" if not costs["problems"] else "DOES NOT FIT")
-        + f" on {len(c)} cores ({n_node} node cores, {len(c) - n_node} message-sum cores), "
-        f"{PERIOD} chip steps per model step"
+        + f" on {len(c) + len(rc)} cores ({n_node} node cores, {len(c) - n_node} message-sum "
+        f"cores, {len(rc)} readout cores), {PERIOD} chip steps per model step"
     ]
     out.append(f"{'core':>6s} {'kind':>5s} {'nodes':>6s} {'compart.':>9s} {'synapses':>9s} "
                f"{'memory B':>9s} {'fan-in':>7s} {'fan-out':>7s} {'instr/step':>10s}")  # fmt: skip
@@ -258,17 +352,32 @@ def report_lines(costs: dict, max_cores: int = 6) -> list[str]:
         f"{total * ins['energy_j']:.3g} J, slowest core {slowest * ins['time_s']:.3g} s "
         f"({ins['derivation']})"
     )
+    if rc:
+        per = costs["readout_instructions_per_sample"]
+        out.append(
+            f"[deploy] readout on chip: {len(rc) - 1} feature partial(s) and a score accumulator "
+            f"on cores {rc[0].core}-{rc[-1].core} (standard processes, busiest fan-in "
+            f"{max(x.fan_in_axons for x in rc)} axons); its product's microcode {per} "
+            f"instructions per sample, {per * ins['energy_j']:.3g} J"
+        )
+    load = costs.get("load_instructions_per_sample", 0)
+    out.append(
+        f"[deploy] a stream: one more chip step per sample (load, the reset phase), its microcode "
+        f"{load} instructions per sample, {load * ins['energy_j']:.3g} J; encoding on the host"
+    )
     out += [f"[deploy] does not fit: {p}" for p in costs["problems"]]
     return out
 
 
 def verify_split(bundle_dir: str | Path, steps: int, merged: bool | None = None) -> dict:
     """Run the split bundle on Lava (core by core, or merged above MAX_PROCESSES processes) and
-    compare alpha, h and the payloads per model step with the engine on the bundle's graph:
-    bit-exact in fixed point, FLOAT_TOLERANCE in float."""
+    compare alpha, h and the payloads per model step with the engine on the bundle's graph, and
+    the readout's class scores with its engine-side counterpart (split_readout.engine_scores):
+    bit-exact in fixed point, FLOAT_TOLERANCE in float (scores: relative to the largest)."""
     from atomspark.mapping.lava.bundle import to_graph
     from atomspark.mapping.lava.export import FLOAT_TOLERANCE
     from atomspark.mapping.lava.split_run import run_split_lava
+    from atomspark.mapping.split_readout import engine_scores
     from atomspark.sim.engine import Engine
     from atomspark.sim.units.rsgn import rsgn_emitted
     from atomspark.sim.units.rsgn_fixed import emitted_payloads
@@ -276,7 +385,7 @@ def verify_split(bundle_dir: str | Path, steps: int, merged: bool | None = None)
     sb = load_split_bundle(bundle_dir)
     cores = sb.cores()
     merged = len(cores) > MAX_PROCESSES if merged is None else merged
-    lava = run_split_lava(sb.model, cores, steps, merged=merged)
+    lava = run_split_lava(sb.model, cores, steps, merged=merged, readout=sb.readout)
     graph = to_graph(sb.net)
     name = graph.populations[0].name
     eng = Engine(graph)
@@ -291,6 +400,10 @@ def verify_split(bundle_dir: str | Path, steps: int, merged: bool | None = None)
         "h": float(np.abs(lava.h - h).max(initial=0.0)),
         "payloads": float(np.abs(lava.x - x).max(initial=0.0)),
     }
+    if sb.readout is not None:  # the readout's scores against its engine-side counterpart
+        ref, _ = engine_scores(sb.readout, alpha[-1], h[-1], sb.readout_groups())
+        scale = 1.0 if fixed else max(1.0, float(np.abs(ref).max(initial=0.0)))
+        errors["scores"] = float(np.abs(lava.scores - ref).max(initial=0.0)) / scale
     tol = 0.0 if fixed else FLOAT_TOLERANCE
     return {
         "passed": all(e <= tol for e in errors.values()),
@@ -300,6 +413,7 @@ def verify_split(bundle_dir: str | Path, steps: int, merged: bool | None = None)
         "cores": len({c["core"] for c in cores}),
         "final_alpha": lava.alpha[-1],
         "final_h": lava.h[-1],
+        "final_scores": lava.scores,
     }
 
 
@@ -310,7 +424,8 @@ def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Run an atomspark split RSGN Lava bundle")
     parser.add_argument("--steps", type=int, required=True, help="engine steps: K + 1")
     parser.add_argument("--out", type=Path, default=None, help="save final states (.npz)")
-    parser.add_argument("--verify", action="store_true", help="compare with the engine")
+    parser.add_argument("--verify", action="store_true",
+                        help="compare with the engine (a stream: with its per-sample reference)")  # fmt: skip
     parser.add_argument("--merged", action="store_true", help="one Lava Process per kind")
     parser.add_argument("--loihi2", action="store_true", help="untested: see metadata.json")
     parser.add_argument("--inputs", type=Path, default=None,
@@ -326,8 +441,13 @@ def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
     active = int(np.count_nonzero(result["final_alpha"]))
     print(f"split bundle on Lava: {result['cores']} cores ({result['processes']}), "
           f"{args.steps} engine steps, {active} nodes active at the end")  # fmt: skip
+    scores = result["final_scores"]
+    if scores is not None:
+        print(f"readout on chip: class scores (accumulator units) {scores.tolist()} -> class "
+              f"{int(np.argmax(scores))}")  # fmt: skip
     if args.out is not None:
-        np.savez(args.out, alpha=result["final_alpha"], h=result["final_h"])
+        extra = {} if scores is None else {"scores": scores}
+        np.savez(args.out, alpha=result["final_alpha"], h=result["final_h"], **extra)
     if args.verify:
         print(f"verify against the engine: max |error| {result['lava_vs_engine']} "
               f"(tolerance {result['tolerance']})")  # fmt: skip
@@ -345,10 +465,21 @@ def _stream_cli(bundle_dir: Path, args) -> int:
         raise AtomsparkError("--inputs: give the model file too (--model model.npz)")
     tokens = np.load(check_file_format(args.inputs, "inputs", "npy"), allow_pickle=False)
     params, config = load_model(args.model)
-    result = run_stream(load_split_bundle(bundle_dir), params, config, tokens, lava=True)
-    print(f"stream of {len(result.scores)} samples on Lava: decisions "
-          f"{result.scores.argmax(1).tolist()}, agreement with the float engine "
-          f"{result.decision_agreement:.3f}")  # fmt: skip
+    bundle = load_split_bundle(bundle_dir)
+    result = run_stream(bundle, params, config, tokens, lava=True)
+    where = "the bundle's readout" if bundle.readout is not None else "the host"
+    print(f"stream of {len(result.scores)} samples on Lava in {result.lava_runs} run(s), read out "
+          f"by {where}: decisions {result.scores.argmax(1).tolist()}, agreement with the float "
+          f"engine {result.decision_agreement:.3f}")  # fmt: skip
     if args.out is not None:
         np.savez(args.out, scores=result.scores, float_scores=result.float_scores)
+    if args.verify:  # against the NumPy reference of each sample, one run each
+        ref = run_stream(bundle, params, config, tokens)
+        tol = (
+            0.0 if bundle.model.arithmetic == "fixed" else 1e-9 * max(1.0, np.abs(ref.scores).max())
+        )
+        err = float(np.abs(result.scores - ref.scores).max())
+        print(f"verify against the per-sample reference runs: max |score error| {err:.3g} "
+              f"(tolerance {tol:.3g})")  # fmt: skip
+        return 0 if err <= tol else 1
     return 0

@@ -18,7 +18,11 @@ from atomspark.scenarios.runs.engine import (
     require_run_memory,
 )
 from atomspark.scenarios.runs.profile import read_inputs
-from atomspark.scenarios.runs.quantize_sides import has_split_layout, quantize_side
+from atomspark.scenarios.runs.quantize_sides import (
+    has_split_layout,
+    quantize_side,
+    split_classifier,
+)
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
 from atomspark.sim.progress import Stages
@@ -96,7 +100,9 @@ def export_model(
         result["deployment"] = _deployment(loaded, graph, hardware, out, log)
     stage(f"writing the {to} export")
     if to == "lava":
-        _write_lava(graph, out, result, fixed, split, report, verify, steps, hardware, stage, log)
+        classifier = split_classifier(loaded.kind, loaded.model) if split else None
+        _write_lava(graph, out, result, fixed, split, report, verify, steps, hardware, stage, log,
+                    classifier)  # fmt: skip
     elif to == "nir":
         from atomspark.mapping.nir_export import export_nir
 
@@ -148,16 +154,31 @@ def _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stag
 
 
 def _write_lava(graph: Graph, out: Path, result: dict, fixed: bool, split: bool, report: bool,
-                verify: bool, steps: int, hardware: str, stage, log) -> None:  # fmt: skip
-    """The Lava bundle (whole-node or split layout), its report from the bundle (split) and its
-    verification on Lava, recorded in `result`."""
+                verify: bool, steps: int, hardware: str, stage, log,
+                classifier=None) -> None:  # fmt: skip
+    """The Lava bundle (whole-node or split layout, with the readout of `classifier` on chip),
+    its report from the bundle (split) and its verification on Lava, recorded in `result`."""
     from atomspark.mapping.lava.export import export_lava
 
     if split:
         from atomspark.mapping.lava.bundle import from_graph
         from atomspark.mapping.lava.split_bundle import export_split
 
-        bundle = export_split(from_graph(graph), out, hardware)
+        bundle = export_split(from_graph(graph), out, hardware, classifier)
+        readout = json.loads((bundle / "metadata.json").read_text())["split"].get("readout")
+        if readout is not None:
+            keys = ("classes", "weight_exp", "shift", "score_exp", "node_cores_per_group")
+            result["readout"] = {k: readout[k] for k in keys}
+            log(
+                f"[export] readout on chip: {readout['classes']} class scores from "
+                f"{len(readout['cores']) - 1} feature partial(s) and an accumulator; "
+                + (
+                    f"cls_w as 8-bit mantissas x 2**{readout['weight_exp']}, products shifted "
+                    f"by {readout['shift']}, a score unit 2**{readout['score_exp']}"
+                    if fixed
+                    else "float"
+                )
+            )
     else:
         bundle = export_lava(graph, out)
     result.update(bundle=str(bundle), layout="split" if split else "node")
@@ -257,8 +278,10 @@ def _split_deployment(bundle: Path, out: Path, log) -> dict:
     )
 
     costs = split_bundle_costs(load_split_bundle(bundle))
-    data = {**costs, "costs": [c.to_dict() for c in costs["costs"]], "layout": "split",
-            "fits": not costs["problems"], "cores": len(costs["costs"])}  # fmt: skip
+    readout = [c.to_dict() for c in costs["readout_costs"]]
+    data = {**costs, "costs": [c.to_dict() for c in costs["costs"]], "readout_costs": readout,
+            "layout": "split", "fits": not costs["problems"],
+            "cores": len(costs["costs"]) + len(readout)}  # fmt: skip
     atomic_write_text(out / "deployment.json", json.dumps(data, indent=2))
     for line in report_lines(costs):
         log(line)

@@ -20,12 +20,15 @@ class QuantizeSide:
     (integer graph, quantisation report as a dict), logged in one line; agreement: (report key,
     how the --verify message names it): the share on which the integer model keeps the float
     model's decisions; measured_over(n_samples, steps): what the error is measured over;
-    split_layout: its Lava export can be written in the split layout (mapping/lava/rsgn_split)."""
+    split_layout: its Lava export can be written in the split layout (mapping/lava/rsgn_split);
+    split_classifier(model): the parameters its split bundle's readout takes (cls_w, cls_b,
+    ln_gain, ln_bias; mapping/split_readout.py)."""
 
     quantize: Callable[..., tuple[Graph, dict]]
     agreement: tuple[str, str]
     measured_over: Callable[[int, int], str]
     split_layout: bool = False
+    split_classifier: Callable[[object], object] | None = None
 
 
 _SIDES: dict[str, QuantizeSide] = {}
@@ -52,6 +55,12 @@ def has_split_layout(family: str) -> bool:
     """Whether the family's Lava export has the split layout."""
     side = _SIDES.get(family)
     return side is not None and side.split_layout
+
+
+def split_classifier(family: str, model):
+    """The readout parameters of a split bundle of `model` (None: the family has none)."""
+    side = _SIDES.get(family)
+    return None if side is None or side.split_classifier is None else side.split_classifier(model)
 
 
 def _quantize_vn(
@@ -113,5 +122,6 @@ register_quantize_side(
         ("decision_agreement", "decisions agree with float on"),
         lambda n_samples, steps: f"{n_samples} sample(s)",
         split_layout=True,
+        split_classifier=lambda model: model[0],
     ),
 )

@@ -21,9 +21,9 @@ from lava.magma.core.sync.protocols.loihi_protocol import LoihiProtocol
 
 PORTS = {  # kind -> (in ports, out ports): every port any arithmetic uses
     "sum": (("payload",), ("m",)),
-    "transform": (("wh", "wh_lo", "act", "mu", "inv", "alpha"),
-                  ("x", "h", "hn2", "hn2_lo", "z", "z2", "z2_lo")),
-    "norm": (("flag", "hn2", "hn2_lo", "z", "z2", "z2_lo", "pool", "pool_lo"),
+    "transform": (("wh", "wh_lo", "act", "mu", "inv", "alpha", "alpha0", "h0"),
+                  ("x", "h", "r", "hn2", "hn2_lo", "z", "z2", "z2_lo")),
+    "norm": (("flag", "hn2", "hn2_lo", "z", "z2", "z2_lo", "pool", "pool_lo", "alpha0"),
              ("flag", "pool", "pool_lo", "act", "mu", "inv", "alpha", "alpha_rec")),
 }  # fmt: skip
 
