@@ -205,22 +205,37 @@ def chip_cost(
 def split_schedule(
     search, steps: int, n_samples: int, chip: NeuromorphicHardware
 ) -> tuple[np.ndarray, ProgramLoad]:
-    """What the split bundle runs per profile step (mapping/lava/rsgn_split.py): each sample's
-    first engine step is the ignition's emit (one chip step, no program), every later one a model
-    step of PERIOD chip steps in which each core runs its programs' microcode (the block search's
-    per-core instruction counts, mapping/split_cores.split_core_costs, the bundle report's)."""
-    from atomspark.mapping.lava.rsgn_split import PERIOD
-    from atomspark.mapping.split_microcode import instruction_cost
+    """What the split bundle runs per profile step as a stream of samples in one run
+    (mapping/lava/rsgn_split.py): each sample's first engine step is its load (the reset phase,
+    microcode LOAD_IGNITION on every node core) and the ignition's emit, two chip steps; every
+    later one a model step of PERIOD chip steps in which each core runs its programs' microcode
+    (the block search's per-core instruction counts, mapping/split_cores.split_core_costs, the
+    bundle report's), the last one also the readout's product on every node core
+    (READOUT_PRODUCT, mapping/split_readout.py). The readout's own cores (standard processes,
+    one sum per sample) are not priced: the rows' graph holds no classifier."""
+    from atomspark.mapping.lava.rsgn_split import PERIOD, stream_period
+    from atomspark.mapping.split_microcode import LOAD_IGNITION, READOUT_PRODUCT, instruction_cost
 
     per_sample = steps // n_samples if steps % n_samples == 0 else 0
     model_step = np.ones(steps, bool)
     if per_sample:
-        model_step[::per_sample] = False  # each sample's ignition
+        model_step[::per_sample] = False  # each sample's load and ignition
     per_core = np.array([c.microcode_instructions for c in search.costs], float)
+    load = np.zeros_like(per_core)
+    product = np.zeros_like(per_core)
+    for i, c in enumerate(search.costs):
+        if c.kind == "node" and c.nodes:
+            width = c.compartments // c.nodes - 1  # d transform compartments and a norm per node
+            load[i] = c.nodes * (width * LOAD_IGNITION["transform"].instructions
+                                 + LOAD_IGNITION["norm"].instructions)  # fmt: skip
+            product[i] = c.nodes * width * READOUT_PRODUCT.instructions
+    instructions = model_step[:, None] * per_core[None, :]
+    if per_sample:
+        instructions[::per_sample] += load
+        instructions[per_sample - 1 :: per_sample] += product
     cost = instruction_cost(chip)
-    barriers = np.where(model_step, PERIOD, 1).astype(np.int64)
-    load = ProgramLoad(model_step[:, None] * per_core[None, :], cost["energy_j"], cost["time_s"])
-    return barriers, load
+    barriers = np.where(model_step, PERIOD, stream_period(1)).astype(np.int64)
+    return barriers, ProgramLoad(instructions, cost["energy_j"], cost["time_s"])
 
 
 def compare_costs(

@@ -18,7 +18,7 @@ from atomspark.mapping.costs import chip_cost  # noqa: E402
 from atomspark.mapping.hardware import load_hardware  # noqa: E402
 from atomspark.mapping.lava.bundle import from_graph  # noqa: E402
 from atomspark.mapping.lava.split_bundle import export_split, load_split_bundle, split_bundle_costs  # noqa: E402
-from atomspark.mapping.split_microcode import instruction_cost  # noqa: E402
+from atomspark.mapping.split_microcode import instruction_cost, readout_instructions  # noqa: E402
 from atomspark.networks import rsgn  # noqa: E402
 from atomspark.networks.datasets import hierarchical_sequences  # noqa: E402
 from atomspark.scenarios.compare.chip_rows import chip_row  # noqa: E402
@@ -52,16 +52,22 @@ def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
     k = cfg.n_steps
     # cores: the bundle's processes sit on exactly the cores priced
     assert row.cores == len(costs) == len({p["core"] for p in split["processes"]})
-    # chip time steps: the ignition's emit, then the bundle's schedule per model step
+    # chip time steps of a stream: the load (the reset phase) and the ignition's emit, then the
+    # bundle's schedule per model step
     per_step = split["schedule"]["chip_steps_per_model_step"]
     assert row.steps == k + 1
-    assert row.report.chip_steps_per_sample == 1 + per_step * k
-    # microcode: the bundle's per-core programs every model step, at its per-instruction cost
+    assert row.report.chip_steps_per_sample == 2 + per_step * k
+    # microcode: the bundle's per-core programs every model step, its load and the readout's
+    # product once per sample, at its per-instruction cost
     per_model_step = sum(c.microcode_instructions for c in costs)
-    assert per_model_step > 0
-    assert row.report.microcode_instructions == k * per_model_step
+    per_sample = split["schedule"]["stream"]["load_instructions_per_sample"]
+    per_sample += readout_instructions(cfg.n_nodes, cfg.d_hidden)
+    assert per_model_step > 0 and per_sample > 0
+    assert row.report.microcode_instructions == k * per_model_step + per_sample
     energy = instruction_cost(hw)["energy_j"]
-    assert row.report.breakdown.microcode == pytest.approx(k * per_model_step * energy)
+    assert row.report.breakdown.microcode == pytest.approx(
+        (k * per_model_step + per_sample) * energy
+    )
     busiest = max(c.microcode_instructions for c in costs) * instruction_cost(hw)["time_s"]
     assert row.latency_s > k * busiest
     assert np.isclose(row.report.energy_per_sample_j, row.report.breakdown.total)
@@ -75,3 +81,37 @@ def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
     all_send = (first.events.sum(axis=1) == n) & (first.updates.sum(axis=1) == n)
     assert np.all(priced <= every) and np.all(priced[all_send] == every)
     assert all_send.any() or mode == "sparse"
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_compare_no_fixed_prices_the_float_split_bundle(mode, tmp_path):
+    """`compare --no-fixed` prices the float engine's graph: the float split bundle's cores,
+    connections (one part each, no 24-bit halves) and microcode, as the fixed rows do theirs."""
+    from atomspark.scenarios.compare.rsgn_compare import _rsgn_engine
+
+    cfg = rsgn.RSGNConfig(mode=mode, n_nodes=20, d_hidden=8, n_classes=3, n_steps=4,
+                          **MODES[mode])  # fmt: skip
+    params = rsgn.init_params(cfg, seed=1)
+    tokens = hierarchical_sequences(n=3, length=12, dim=cfg.d_in, n_classes=3, seed=1).tokens
+    _, _, profiles, graph, _ = _rsgn_engine(params, cfg, tokens)
+    assert not graph.populations[0].is_fixed_point
+    hw = narrow_loihi2()
+    row = chip_row(graph, concat_profiles(profiles), hw, len(tokens), params.positions)
+    assert row.fits and row.took.startswith("split"), row.took
+    bundle = export_split(from_graph(graph), tmp_path / "b", hw)
+    split = json.loads((bundle / "metadata.json").read_text())["split"]
+    costs = split_bundle_costs(load_split_bundle(bundle), hw)["costs"]
+    assert not any(c["name"].endswith("_lo") for c in split["connections"])
+    assert row.cores == len(costs) == len({p["core"] for p in split["processes"]})
+    k = cfg.n_steps
+    assert (
+        row.report.chip_steps_per_sample == 2 + split["schedule"]["chip_steps_per_model_step"] * k
+    )
+    per_sample = split["schedule"]["stream"]["load_instructions_per_sample"]
+    per_sample += readout_instructions(cfg.n_nodes, cfg.d_hidden)
+    per_model_step = sum(c.microcode_instructions for c in costs)
+    assert row.report.microcode_instructions == k * per_model_step + per_sample
+    first = profiles[0]
+    fit, _ = chip_cost(graph, first, hw, 1)
+    priced = fit.cmap.to_profile(first).synops.sum(axis=1)
+    assert np.all(priced <= sum(c["synapses"] for c in split["connections"]))
