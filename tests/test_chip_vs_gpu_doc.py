@@ -70,3 +70,20 @@ def test_the_doc_leads_with_the_map_and_its_sentences_are_the_results():
         by_series = curves(chip_map["points"], family.name)
         expected = family_sentence_on_map(family, by_series, series)
         assert chip_map["sentences"][family.name] == expected
+
+
+def test_the_doc_says_why_the_step_time_has_no_band_with_the_rows_figures():
+    from atomspark.scenarios.compare.step_time_doc import moved_ratio, static_share
+
+    demo = json.loads((RESULTS / "demo.json").read_text())
+    text = DOC.read_text()
+    assert "The chip's step time has no band" in text and "host" in text
+    for name, r in demo["chip_vs_gpu"].items():
+        share = static_share(r["chip"])
+        assert share is None or 0.0 < share < 1.0
+        if share is not None:
+            ratio = r["batch_1"]["ratio"]
+            assert moved_ratio(ratio, share, 1.0) == ratio
+            # a slower chip step costs the chip more static energy: the ratio falls
+            assert moved_ratio(ratio, share, 2.0) < ratio < moved_ratio(ratio, share, 0.5)
+            assert f"{name} {share:.0%} static" in text

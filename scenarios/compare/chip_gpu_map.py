@@ -74,6 +74,8 @@ def price_point(family: MapFamily, point: dict, carried: dict, chip_hw, gpu_hw, 
     """One point on the headline rows' path: the family's chip row and GPU variants, then
     compare_workload under the same assumptions."""
     chip, variants = family.price(point, carried, chip_hw)
+    if not chip.fits:  # nothing to compare (a family may refuse before its GPU side is built)
+        return {"fits": False, "took": chip.took}
     return summarise(compare_workload(family.name, chip, variants, gpu_hw, a))
 
 

@@ -24,6 +24,7 @@ from atomspark.mapping.chip_bands import bias_note, chip_bands
 from atomspark.mapping.chip_gpu_ratios import Assumptions, ChipRow
 from atomspark.mapping.costs import chip_cost
 from atomspark.mapping.hardware import NeuromorphicHardware
+from atomspark.mapping.layouts import Fit
 from atomspark.sim.core import AtomsparkError
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import COUNTER_FIELDS, Profile
@@ -142,13 +143,15 @@ def chip_row(
     positions: np.ndarray | None = None,
     stop_rule: str = FIXED_STOP,
     stop_detail: str = "",
+    fit: Fit | None = None,
 ) -> ChipRow:
     """Fit and price one workload's run (covering n_samples samples, each stopped by
     `stop_rule`) on every placement that fits, packed to spread (mapping/placement.pack_spread);
     the row is the most packed one and carries them all (`placements`), each with its static
     power kept apart for the device scope (every core of the chips in use) and the shared scope
-    (cores in use)."""
-    fit, rep = chip_cost(graph, profile, hw, n_samples, positions=positions, static_scope="device")
+    (cores in use). `fit`: the graph's fit made before the run (fit_graph with these positions)."""
+    fit, rep = chip_cost(graph, profile, hw, n_samples, positions=positions,
+                         static_scope="device", fit=fit)  # fmt: skip
     if rep is None:
         return ChipRow(hw.name, False, "does not fit: " + "; ".join(fit.problems),
                        problems=tuple(fit.problems), stop_rule=stop_rule)  # fmt: skip

@@ -24,6 +24,7 @@ from atomspark.mapping.chip_gpu_ratios import SCALED
 from atomspark.mapping.lava.rsgn_split import PERIOD
 from atomspark.scenarios.compare.map_doc import load_map, map_section
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
+from atomspark.scenarios.compare.step_time_doc import step_time_bullet
 from atomspark.scenarios.runs.demo_transcript import rewrite_readme
 from atomspark.sim.core import atomic_write_text
 
@@ -310,7 +311,6 @@ def _method(stops: dict) -> list[str]:
         "time ratios side by side; throughput means each device kept full (the GPU at its "
         "throughput-optimal batch, the chip holding as many copies as its cores allow). The "
         "tornado moves one alternative at a time.",
-        "",
     ]
 
 
@@ -356,6 +356,8 @@ def render(demo: dict, history: dict, chip_map: dict | None = None) -> str:
         "## Method",
         "",
         *_method(stops),
+        *step_time_bullet(results),
+        "",
         f"## Results (`atomspark demo`: {len(stops['VN settle']['per_sample'])} VN samples; "
         "each side runs the same samples)",
         "",

@@ -118,11 +118,15 @@ def match_tolerance(
 
 def _fista_ops_per_iteration(H: torch.Tensor, topk: int | None = None) -> int:
     """Ops of one FISTA iteration of the torch path on Hessian H: trace 3 and 2 iterations and
-    take the difference (tol < 0: nothing converges, so both run in full)."""
+    take the difference (tol < 0: nothing converges, so both run in full). The step size is
+    given (its eigensolve is set-up, the same in both traces, and O(K^3) at large K)."""
     b = torch.ones(1, H.shape[0], dtype=H.dtype)
+    eta = torch.ones((), dtype=H.dtype)
 
     def run(n: int):
-        return lambda: proximal_descent(H, b, 0.1, torch.zeros_like(b), "fista", -1.0, n, topk)
+        return lambda: proximal_descent(
+            H, b, 0.1, torch.zeros_like(b), "fista", -1.0, n, topk, eta=eta
+        )
 
     return count_ops(run(3)) - count_ops(run(2))
 

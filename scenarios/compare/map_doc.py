@@ -87,7 +87,64 @@ def _loads(chip_map: dict) -> str:
             "points were priced over several resumed runs on the shared machine)")  # fmt: skip
 
 
-def map_section(chip_map: dict | None) -> list[str]:
+def _not_fitting(chip_map: dict) -> str:
+    """Per family, the sizes no layout fits and why (the smallest such point's words)."""
+    out = []
+    for name in chip_map["families"]:
+        unfit = sorted((p for p in chip_map["points"] if p["family"] == name and not p["fits"]),
+                       key=lambda p: p["size"])  # fmt: skip
+        if unfit:
+            sizes = sorted({p["size"] for p in unfit})
+            out.append(f"{name} at {', '.join(f'{v:,}' for v in sizes)} ({unfit[0]['series']} "
+                       f"at {unfit[0]['size']:,}: {unfit[0]['took']})")  # fmt: skip
+    if not out:
+        return ""
+    return (
+        "Where no layout fits the chip nothing is priced (the point says why): "
+        + "; ".join(out)
+        + ". "
+    )
+
+
+def _placer_speed(folder: Path) -> str:
+    """The placer's measured speed against the unit-by-unit packer (benchmarks/bench_packer.py)."""
+    path = folder / "packer_speed.json"
+    if not path.is_file():
+        return ""
+    bench = json.loads(path.read_text())
+    rows = "; ".join(
+        f"{r['atoms']:,} atoms {r['blocks_cpu_s']['median']:.2f} s against "
+        f"{r['unit by unit_cpu_s']['median']:.2f} s (x{r['speedup_median']:.1f})"
+        for r in bench["rows"]
+    )
+    same = all(r["same_placements"] for r in bench["rows"])
+    kl = "; ".join(
+        f"{r['atoms']:,} atoms {r['partition_s']:.1f} s against {r['partition_networkx_s']:.1f} s"
+        + ("" if r["same_groups"] else " (groups differ)")
+        for r in bench["rows"]
+        if "partition_networkx_s" in r
+    )
+    loads = bench["load_average_before"][0], bench["load_average_after"][0]
+    return (
+        "The placer packs runs of blocks at once (mapping/pack_blocks.py; its placements equal "
+        "the unit-by-unit packer's, tested); its spread search over caps and squeezes on the "
+        f"map's VN graphs, median process CPU of {bench['pairs']} interleaved pairs against the "
+        f"unit-by-unit packer: {rows}"
+        + (", the same placements" if same else ", placements differ")
+        + ": placement was not where a large point's time goes"
+        + (
+            f"; the partition (networkx's Kernighan-Lin; the map's fixed-point VN is not a "
+            f"complete graph, rounding zeroes small weights, so it is swept), with the layout "
+            f"built around it, once: {kl} (the draw for a complete graph of equal weights against "
+            "the sweep)"
+            if kl
+            else ""
+        )  # fmt: skip
+        + f" (load average {min(loads):.1f}-{max(loads):.1f}; `{bench['command']}`). "
+    )
+
+
+def map_section(chip_map: dict | None, folder: Path = MAP_DIR) -> list[str]:
     """The doc's lead: the map (nothing when no map is committed)."""
     if chip_map is None:
         return []
@@ -126,10 +183,10 @@ def map_section(chip_map: dict | None) -> list[str]:
         "",
         "Largest sizes priced: "
         + "; ".join(f"{n} {s:,}" for n, s in largest.items())
-        + ". Larger sizes (VN to 16,384 atoms, RSGN to N 4,096) are not in this map yet: "
-        "the placement is searched unit by unit over the graph's synapses, and the RSGN split "
-        "layout's block search grows faster still; `atomspark map` prices whatever sizes its "
-        "grid names. Every point, with its ranges: "
+        + ". "
+        + _not_fitting(chip_map)
+        + _placer_speed(folder)
+        + "Every point, with its ranges: "
         "[map_table.md](results/chip_vs_gpu/map/map_table.md). Made by "
         f"`{chip_map['command']} --out docs/results/chip_vs_gpu/map` (resumable with "
         f"`--resume`; points priced in {chip_map['pricing_s'] / 60:.0f} min on "

@@ -9,7 +9,8 @@ What is run and what is carried, per family (each registered with `register_map_
   costs do not depend on trained values) at n_nodes N and d_hidden d; sparse thresholds
   calibrated by homeostasis to the point's target activity; the chip runs the exported fixed
   point on 16 hierarchical-task sequences, and the GPU variants are tested on the same
-  sequences. Nothing is carried.
+  sequences. Nothing is carried. The exported graph is fitted before it is run: a size no
+  layout fits is recorded as not fitting (the chip row's words) without running it.
 * VN settle: a settle's event counts are set by the trained dictionary (how many atoms carry
   code and how many steps it takes to settle), and a trained model per point would be one
   training run per size. The map therefore builds the graph of a random dictionary of the
@@ -20,7 +21,8 @@ What is run and what is carried, per family (each registered with `register_map_
   chip's accuracy, the share of atoms updating per step (the fixed-point atom updates only while
   input arrives) and the arithmetic (fixed point). The activity (share of atoms sending an
   event per step) is the map's axis; each sender sends to its whole fan-out, as the engine
-  counts.
+  counts. The largest VN built is VN_LARGEST atoms: a dense VN of 16,384 atoms is not built
+  here (its Gram alone is 16,384^2 x 8 B = 2 GiB, several copies of it to build and quantise).
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ def map_families() -> list[MapFamily]:
 
 # ----- VN settle --------------------------------------------------------------------------------
 VN_ACTIVITIES = {"ci": (0.05,), "full": (0.05, 0.8)}  # beside the demo's measured activity
-VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8, 16)}  # x the demo's atoms per layer
-VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024)}
+VN_SCALES = {"ci": (1, 2), "full": (1, 2, 4, 8, 16, 32, 64)}  # x the demo's atoms per layer
+VN_ONE_LAYER = {"ci": (), "full": (64, 128, 256, 512, 1024, 2048, 4096, 8192)}
+VN_LARGEST = 8192  # atoms: the largest dense VN the map builds (module docstring)
 
 
 def vn_carried(demo: dict) -> dict:
@@ -180,10 +183,8 @@ def vn_grid(name: str, carried_activity: float) -> list[dict]:
 
 
 # ----- RSGN -------------------------------------------------------------------------------------
-RSGN_NODES = {"ci": (48, 64), "full": (64, 128, 256, 512, 1024)}
+RSGN_NODES = {"ci": (48, 64), "full": (64, 128, 256, 512, 1024, 2048, 4096)}
 RSGN_WIDTHS = {"ci": (32,), "full": (32, 128)}
-# N x d_hidden priced at most: the demo's; the split layout's block search grows fast beyond it
-RSGN_MAX_STATE = 256 * 128
 RSGN_SPARSE_ACTIVITIES = {"ci": (0.1,), "full": (0.03, 0.1, 0.3)}  # sparse thresholds' target
 DEMO_RSGN = {"n_nodes": 256, "d_hidden": 128, "activity": 0.1}
 
@@ -205,6 +206,8 @@ def rsgn_price(mode: str):
     def price(point: dict, carried: dict, hw: NeuromorphicHardware):
         from atomspark.networks import rsgn
         from atomspark.networks.datasets import hierarchical_sequences
+        from atomspark.scenarios.compare.chip_rows import FIXED_STOP
+        from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_fit
         from atomspark.scenarios.runs.demo import calibrate_thresholds, rsgn_workload
         from atomspark.scenarios.runs.engine import run_rsgn
 
@@ -214,7 +217,12 @@ def rsgn_price(mode: str):
         params = rsgn.init_params(cfg, seed=0)
         if mode == "sparse":
             params = calibrate_thresholds(params, cfg, calib)
-        return rsgn_workload(params, cfg, test, run_rsgn(params, cfg, test), hw)
+        fit = rsgn_chip_fit(params, cfg, test, hw)  # what does not fit is not run
+        if not fit.fits:
+            why = tuple(fit.problems)
+            return ChipRow(hw.name, False, "does not fit: " + "; ".join(why), problems=why,
+                           stop_rule=FIXED_STOP), []  # fmt: skip
+        return rsgn_workload(params, cfg, test, run_rsgn(params, cfg, test), hw, fit)
 
     return price
 
@@ -223,9 +231,9 @@ def rsgn_grid(mode: str):
     def grid(name: str) -> list[dict]:
         points = []
         activities = RSGN_SPARSE_ACTIVITIES[name] if mode == "sparse" else (1.0,)
-        for activity in activities:
-            for d in RSGN_WIDTHS[name]:
-                for n in (n for n in RSGN_NODES[name] if n * d <= RSGN_MAX_STATE):
+        for d in RSGN_WIDTHS[name]:  # smallest first: a stopped run has priced the cheap ones
+            for n in RSGN_NODES[name]:
+                for activity in activities:
                     points.append({"n_nodes": n, "d_hidden": d, "activity": activity})
         for p in points:
             p["size"] = p["n_nodes"]

@@ -88,6 +88,18 @@ def rsgn_chip_run(params, config, tokens: np.ndarray):
     return scores, graph, profiles
 
 
+def rsgn_chip_fit(params, config, tokens: np.ndarray, hw):
+    """The fit of the graph rsgn_chip_run prices (fixed point), made without running it: what
+    chip_row would fit (the positions make the placement local, so the run's events do not
+    enter), for a caller that need not run what does not fit."""
+    from atomspark.mapping.layouts import fit_graph
+
+    graph = fixed_rsgn_runner(
+        rsgn_runner(params, config, rsgn_event_graph(params, config, tokens[0]))
+    ).graph
+    return fit_graph(graph, hw, positions=params.positions)
+
+
 def rsgn_agreement(reference: np.ndarray, other: np.ndarray) -> dict:
     """Max / mean absolute score error and the fraction of samples with the same predicted class."""
     err = np.abs(reference - other)

@@ -190,12 +190,14 @@ def rsgn_section(
     return out, runs, models
 
 
-def rsgn_workload(params, cfg, tokens: np.ndarray, run: EngineRun, chip_hw):
+def rsgn_workload(params, cfg, tokens: np.ndarray, run: EngineRun, chip_hw, fit=None):
     """An RSGN's chip row (the exported fixed point, scenarios/compare/rsgn_compare.rsgn_chip_run)
     and GPU variants on `tokens`; `run` is its float engine run (graph and positions). The demo
-    and the chip-vs-GPU map (scenarios/compare/map_points.py) price RSGN by this function."""
+    and the chip-vs-GPU map (scenarios/compare/map_points.py) price RSGN by this function; `fit`:
+    the fixed-point graph's fit, when made before the run (rsgn_compare.rsgn_chip_fit)."""
     scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)  # the exported fixed point
-    chip = chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions)
+    chip = chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions,
+                    fit=fit)  # fmt: skip
     fp32 = rsgn_fp32_decisions(params, cfg, tokens)
     agreement = float(np.mean(scores.argmax(1) == fp32))
     return chip, rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
