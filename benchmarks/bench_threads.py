@@ -12,7 +12,8 @@ process CPU time of the simulation loop (the engine's parallel run; NEST's nest.
 main-loop clock as CPU time and the whole binary as wall time, process start and file output
 included). The speed-up from 1 to N threads is judged on wall time, which is what threads
 shorten; on a loaded machine a thread may wait for a core, so the load average is recorded
-before and after. The engine's spikes per step are the same at every thread count (asserted).
+before and after. The engine's spikes per step are the same at every thread count (asserted); its one-thread
+row is the serial engine (ParallelLIF.run with one thread runs Engine.run).
 --resume: leave an existing result file alone.
 """
 
@@ -54,6 +55,7 @@ def run(args) -> None:
     from atomspark.sim.engine import Engine
     from atomspark.sim.parallel_lif import ParallelLIF
 
+    load_at_start = harness.load_average()  # before this benchmark's own builds load the cores
     harness.print_machine(harness.machine_info())
     n, rounds = (4000, 2) if args.quick else (args.n, args.rounds)
     p_conn = 0.02 if args.quick else args.p_conn
@@ -124,7 +126,7 @@ def run(args) -> None:
     path = harness.write_result(args.out, args.name, {
         "quick": args.quick, "n": n, "p_conn": p_conn, "steps": steps, "rounds": rounds,
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-        "load_before": load_before, "load_after": load_after,
+        "load_at_start": load_at_start, "load_before": load_before, "load_after": load_after,
         "engine_setup_s": engine_setup, "engine_compile_s": compile_s,
         "n_synapses": int(net.pre.size), "rows": rows,
     })  # fmt: skip

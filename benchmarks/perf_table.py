@@ -453,11 +453,16 @@ def threads_targets(res: dict) -> list[str]:
             out.append(f"- CUBA {res['n']:,}, engine >= {THREAD_TARGETS['vs Brian2']:g}x "
                        f"Brian2 OpenMP at {most} threads (wall): "
                        f"{_status(q, THREAD_TARGETS['vs Brian2'])}")  # fmt: skip
-    if max(res["load_before"][0], res["load_after"][0]) > res["machine"]["logical_cores"]:
-        out.append(f"  - measured with the load above the {res['machine']['logical_cores']} "
-                   f"cores: a thread waits for a core at every step's two joins, so these "
-                   f"thread figures are not the machine's; `benchmarks/quiet_run.py` reruns "
-                   f"them")  # fmt: skip
+    cores = res["machine"]["logical_cores"]
+    start = res.get("load_at_start")
+    if start is not None and start[0] <= cores:
+        out.append(f"  - the 1-minute load average was {start[0]:g} when the benchmark started "
+                   f"and {res['load_before'][0]:g} after its own builds (Brian2's compiler, "
+                   f"NEST's network), before the timed rounds")  # fmt: skip
+    elif max(res["load_before"][0], res["load_after"][0]) > cores:
+        out.append(f"  - measured with the load above the {cores} cores: a thread waits for a "
+                   f"core at every step's join, so these thread figures are not the machine's; "
+                   f"`benchmarks/quiet_run.py` reruns them")  # fmt: skip
     return out
 
 

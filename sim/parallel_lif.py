@@ -87,15 +87,19 @@ class ParallelLIF:
                 self.weights[start + order] = w
                 start += order.size
         self.channel = np.array(channel, np.int64)
-        self._emit = np.zeros(n, np.int64)
-        self._n_spikes = np.zeros(self.blocks.size - 1, np.int64)
+        nb = self.blocks.size - 1
+        self._flags = np.zeros(-(-n // 8) * 8, np.uint8)  # padded: listed 8 flags at a time
+        self._emit = np.zeros((2, n), np.int64)  # two event lists, alternating by step
+        self._n_spikes = np.zeros((2, nb), np.int64)
+        self._ops = np.zeros(nb, np.int64)
 
     def nbytes(self) -> int:
         """Bytes of the block-split projections (offsets, indices, per-synapse weights)."""
         return int(self.ptr.nbytes + self.indices.nbytes + self.weights.nbytes)
 
     def run(self, steps: int, threads: int | None = None) -> ParallelProfile:
-        """Advance `steps` steps on `threads` threads (default: all Numba has)."""
+        """Advance `steps` steps on `threads` threads (default: all Numba has); one thread runs
+        the serial engine itself (Engine.run), which forks nothing."""
         steps = require_int("steps", steps, minimum=0)
         most = numba.config.NUMBA_NUM_THREADS
         threads = most if threads is None else require_int("threads", threads, minimum=1)
@@ -104,14 +108,18 @@ class ParallelLIF:
                 f"threads: {threads} is more than the {most} Numba started; set "
                 f"NUMBA_NUM_THREADS before starting Python, or ask for fewer"
             )
+        if threads == 1:  # one thread: the serial engine's direct path (same results, no forks)
+            prof = self.engine.run(steps)
+            return ParallelProfile(prof.events[:, 0].copy(), prof.synops[:, 0].copy(), 1)
         a = self.engine._args[0]
         spikes, synops = np.zeros(steps, np.int64), np.zeros(steps, np.int64)
         before = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:
             klp.run_blocks(steps, self.blocks, a.u, a.u2, a.v, a.refr, a.bias, a.consts,
-                           a.refractory, self._emit, self._n_spikes, self.ptr, self.indices,
-                           self.weights, self.uniform, self.channel, spikes, synops)  # fmt: skip
+                           a.refractory, self._flags, self._emit, self._n_spikes, self._ops,
+                           self.ptr, self.indices, self.weights, self.uniform, self.channel,
+                           spikes, synops)  # fmt: skip
         finally:
             numba.set_num_threads(before)
         self.engine.t += steps

@@ -2,15 +2,16 @@
 target block.
 
 The units are cut into blocks fixed by the population size alone (never by the thread count).
-A step is two parallel loops over the blocks:
-1. each block updates its own units (the arithmetic of lif_lean._sweep_direct) and lists its
-   spikes, in ascending order, in its own part of the event list;
-2. each block adds, for every spike of the step (blocks in order, so sources ascend), the
-   weights of the synapses that land in that block: a projection is stored once more as a CSR
-   by (target block, source), so a thread writes the state of its own block only.
-Every target receives its inputs in the order the one-thread direct path adds them (projection
-by projection, sources ascending), so the states are bit-identical for every thread count and to
-the serial engine (tests/test_parallel_lif.py).
+Each step is ONE parallel loop over the blocks (one fork and join per step); block b
+1. adds the weights of the previous step's spikes that land in it (every block's list, blocks in
+   order, so sources ascend): a projection is stored once more as a CSR by (target block,
+   source), so a thread writes the state of its own block only;
+2. updates its own units (the branch-free arithmetic of lif_lean._sweep_direct, one uint8 flag
+   per unit) and lists its spikes, ascending, in its own part of this step's event list.
+The event lists alternate between two buffers, so a block never reads a list being written. A
+last loop delivers the final step's spikes. Every target receives its inputs in the order the
+one-thread direct path adds them (projection by projection, sources ascending), so the states are
+bit-identical for every thread count and to the serial engine (tests/test_parallel_lif.py).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def split_by_target_block(indptr, indices, blocks, out_indices):
 
 
 @njit(cache=True, inline="always")
-def _sweep_block(lo, hi, u, u2, v, refr, bias, consts, refractory, emit):
-    """lif_lean._sweep_direct on units lo..hi-1; lists their spikes at emit[lo:]."""
+def _sweep_block(lo, hi, u, u2, v, refr, bias, consts, refractory, flags):
+    """lif_lean._sweep_direct on units lo..hi-1 (branch-free, so LLVM vectorises it): sets
+    flags[i] for the units that fire; returns their number."""
     ku, ku2, kv, vth, v_reset = consts[0], consts[1], consts[2], consts[3], consts[4]
     n_spike = 0
     for i in range(lo, hi):
@@ -66,49 +68,74 @@ def _sweep_block(lo, hi, u, u2, v, refr, bias, consts, refractory, emit):
         u2[i] = uu2
         v[i] = v_reset if held | fire else vn
         refr[i] = r - 1 if held else (refractory if fire else r)
-        if fire:
-            emit[lo + n_spike] = i
-            n_spike += 1
+        flags[i] = fire
+        n_spike += fire
     return n_spike
 
 
+@njit(cache=True, inline="always")
+def _list_block(lo, hi, flags, emit, n_set):
+    """The n_set flagged units of lo..hi-1, ascending, at emit[lo:], found 8 flags (one 64-bit
+    word) at a time; lo is a multiple of 8 and flags is padded with zeros to one."""
+    words = flags.view(np.uint64)
+    n = 0
+    for w in range(lo // 8, (hi + 7) // 8):
+        if words[w] != 0:
+            for j in range(8 * w, 8 * w + 8):
+                if flags[j]:
+                    emit[lo + n] = j
+                    n += 1
+            if n == n_set:
+                break
+    return n
+
+
+@njit(cache=True, inline="always")
+def _deliver_block(tb, blocks, emit, n_spikes, u, u2, ptr, indices, weights, uniform, channel):
+    """Add the weights of the listed spikes (every block's, in block order) that land in block
+    tb; returns the synaptic operations."""
+    done = 0
+    for p in range(ptr.shape[0]):
+        acc = u if channel[p] == 0 else u2
+        w = uniform[p]
+        scalar = not np.isnan(w)
+        for sb in range(blocks.size - 1):
+            base = blocks[sb]
+            for e in range(n_spikes[sb]):
+                s = emit[base + e]
+                start, stop = ptr[p, tb, s], ptr[p, tb, s + 1]
+                done += stop - start
+                if scalar:
+                    for k in range(start, stop):
+                        acc[indices[k]] += w
+                else:
+                    for k in range(start, stop):
+                        acc[indices[k]] += weights[k]
+    return done
+
+
 @njit(cache=True, parallel=True)
-def run_blocks(steps, blocks, u, u2, v, refr, bias, consts, refractory, emit, n_spikes,
-               ptr, indices, weights, uniform, channel, spikes, synops):  # fmt: skip
+def run_blocks(steps, blocks, u, u2, v, refr, bias, consts, refractory, flags, emit, n_spikes,
+               ops, ptr, indices, weights, uniform, channel, spikes, synops):  # fmt: skip
     """`steps` steps of the direct LIF population on its blocks. Projections p (all from the
     population to itself): ptr[p] (n_blocks, n + 1) offsets into indices / weights (per
     synapse; uniform[p] is the scalar used instead when not NaN), channel[p] 0 (u) or 1 (u2).
-    spikes[t], synops[t]: the step's spikes and synaptic operations."""
+    flags: n uint8 padded to a multiple of 8; emit (2, n) and n_spikes (2, n_blocks): the two
+    alternating event lists; ops (n_blocks,) scratch. spikes[t], synops[t]: the step's spikes
+    and the synaptic operations of delivering them."""
     nb = blocks.size - 1
-    n_proj = ptr.shape[0]
-    for t in range(steps):
+    for t in range(steps + 1):
+        cur, prev = t % 2, (t + 1) % 2
         for b in prange(nb):
-            n_spikes[b] = _sweep_block(blocks[b], blocks[b + 1], u, u2, v, refr, bias, consts,
-                                       refractory, emit)  # fmt: skip
-        total = 0
-        for b in range(nb):
-            total += n_spikes[b]
-        spikes[t] = total
-        if total == 0:
-            continue
-        ops = np.zeros(nb, np.int64)
-        for tb in prange(nb):
-            done = 0
-            for p in range(n_proj):
-                acc = u if channel[p] == 0 else u2
-                w = uniform[p]
-                scalar = not np.isnan(w)
-                for sb in range(nb):
-                    base = blocks[sb]
-                    for e in range(n_spikes[sb]):
-                        s = emit[base + e]
-                        start, stop = ptr[p, tb, s], ptr[p, tb, s + 1]
-                        done += stop - start
-                        if scalar:
-                            for k in range(start, stop):
-                                acc[indices[k]] += w
-                        else:
-                            for k in range(start, stop):
-                                acc[indices[k]] += weights[k]
-            ops[tb] = done
-        synops[t] = ops.sum()
+            ops[b] = 0
+            if t > 0:
+                ops[b] = _deliver_block(b, blocks, emit[prev], n_spikes[prev], u, u2, ptr,
+                                        indices, weights, uniform, channel)  # fmt: skip
+            if t < steps:
+                lo, hi = blocks[b], blocks[b + 1]
+                n_set = _sweep_block(lo, hi, u, u2, v, refr, bias, consts, refractory, flags)
+                n_spikes[cur, b] = _list_block(lo, hi, flags, emit[cur], n_set) if n_set else 0
+        if t > 0:
+            synops[t - 1] = ops.sum()
+        if t < steps:
+            spikes[t] = n_spikes[cur].sum()
