@@ -187,7 +187,8 @@ def _cost(core, kind, nodes, comps, synapses, state, fan_in, fan_out, bps, instr
 def readout_core_costs(readout, groups: list[np.ndarray], first_core: int, hw) -> list:
     """The cores of a readout (mapping/split_readout.Readout): one per feature partial (d
     compartments, a synapse and an input axon per product it sums, d output axons to the
-    accumulator), then the accumulator's (C compartments, W per partial and the bias's ones).
+    accumulators), then the accumulators' core (C compartments for each of W's parts, W per
+    partial, the bias's ones).
     Standard processes: no microcode (the product's is the node cores', per sample)."""
     d, c = readout.weights.shape
     bps = hw.limits.bytes_per_synapse
@@ -195,8 +196,9 @@ def readout_core_costs(readout, groups: list[np.ndarray], first_core: int, hw) -
     for g, idx in enumerate(groups):
         out.append(_cost(first_core + g, "readout", idx.size // d, d, idx.size, 2 * d, idx.size,
                          d, bps, 0))  # fmt: skip
-    p = len(groups)
-    out.append(_cost(first_core + p, "score", 0, c, p * d * c + c, 2 * c, p * d + c, c, bps, 0))
+    p, k = len(groups), len(readout.parts())  # k accumulators of c compartments (W's parts)
+    out.append(_cost(first_core + p, "score", 0, k * c, k * p * d * c + c, 2 * k * c,
+                     p * d + c, k * c, bps, 0))  # fmt: skip
     return out
 
 

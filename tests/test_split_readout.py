@@ -1,5 +1,5 @@
 """The split RSGN's readout as chip processes (mapping/split_readout.py): the transform programs'
-products r = alpha h summed by feature partials and an integer accumulator through cls_w's 8-bit
+products r = alpha h summed by feature partials and integer accumulators through cls_w's two 8-bit
 mantissas. The split schedule's reference run read out this way equals the engine-side integer
 counterpart (the same sums from the integer engine's final state) bit for bit, and the float
 readout equals rsgn_scores to tolerance; the bundle records the readout (weights, processes on
@@ -92,7 +92,7 @@ def test_reference_readout_equals_the_engine_side_counterpart(mode, fixed):
         a, hh = alpha[-1] * 2.0**-12, h[-1] * 2.0**-10
         host = rsgn_scores(params, [(a, hh)])[0]
         features = np.abs((a[:, None] * hh).sum(axis=0)).sum()
-        bound = features * 2.0**readout.weight_exp + 2.0**readout.score_exp
+        bound = features * 2.0 ** (readout.weight_exp - 7) + 2.0 ** (readout.score_exp + 7)
         w_max = np.abs(params.cls_w).max() + 2.0**readout.weight_exp
         bound += model.n * model.d * 2.0 ** (readout.shift - 11) * w_max
         assert np.abs(readout.float_scores(chip) - host).max() <= 1.01 * bound
@@ -108,14 +108,17 @@ def test_the_readout_shift_keeps_every_sum_inside_its_format():
     params.ln_gain = np.full_like(params.ln_gain, 3.0)  # a large LayerNorm gain: a larger shift
     small = quantize_readout(params, True, 20, 10)
     big = quantize_readout(params, True, 2000, 1000)
-    assert big.shift > small.shift >= 0
+    assert big.shift > small.shift >= 0 and small.weights_lo is not None
     d = params.cls_w.shape[0]
     for r, n, group in ((small, 20, 10), (big, 2000, 1000)):
-        per_node = 2 * (3.0 * d + np.abs(params.ln_bias).sum()) * 2**10
-        w = np.abs(r.weights).max()
-        assert n * per_node * w / 2**r.shift < 2 ** (SCORE_BITS - 2)
+        per_node = 1.01 * (3.0 * d + np.abs(params.ln_bias).sum()) * 2**10 + d
+        w = max(np.abs(part).max() for part in r.parts())
+        assert n * per_node * w / 2**r.shift + np.abs(r.bias).max() < 2 ** (SCORE_BITS - 1)
         assert group * per_node / 2**r.shift < 2 ** (PARTIAL_BITS - 1)
-        assert r.score_exp == r.weight_exp + r.shift - 10
+        assert r.score_exp == r.weight_exp - 7 + r.shift - 10
+        # W in two parts: hi 2**7 + lo within half a low step of cls_w
+        joined = (r.weights * 2**7 + r.weights_lo) * 2.0 ** (r.weight_exp - 7)
+        assert np.abs(joined - params.cls_w).max() <= 2.0 ** (r.weight_exp - 7)
 
 
 def _bundle(tmp_path, fixed=True):

@@ -3,7 +3,7 @@ per kind: the same compartments and connections in fewer host processes, for mod
 count would start hundreds of Python processes), a Lava Sparse for every pair of processes a
 channel connects, recorders for the states at each model step's emit phase, and, given a
 readout, its standard processes (mapping/split_readout.py: GradedVec partials, a RingBuffer
-sink accumulating the class scores, a RingBuffer source sending the bias)."""
+sinks accumulating the class scores, a RingBuffer source sending the bias)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from atomspark.mapping.split_readout import (
     READOUT_DELAY,
     Readout,
     feature_matrix,
+    join_scores,
     readout_groups,
     score_matrix,
 )
@@ -59,7 +60,8 @@ def _sparse(weights: sp.spmatrix, fixed: bool, name: str):
 
 
 def _wire_readout(readout: Readout, model: SplitModel, cores, groups, procs, steps: int):
-    """The readout's processes and connections (mapping/split_readout.py); returns the sink."""
+    """The readout's processes and connections (mapping/split_readout.py); returns its sinks,
+    one accumulator per part of W."""
     from lava.proc.graded.process import GradedVec
     from lava.proc.io.sink import RingBuffer as Sink
     from lava.proc.io.source import RingBuffer as Source
@@ -67,18 +69,22 @@ def _wire_readout(readout: Readout, model: SplitModel, cores, groups, procs, ste
     fixed, d = readout.fixed, model.d
     parts = readout_groups(cores, d, readout.node_cores_per_group)
     feat = feature_matrix(model.n, d, parts)
-    scores = score_matrix(readout, len(parts))
-    sink = Sink(shape=(readout.classes,), buffer=steps)
-    if fixed:  # products -> feature partials (GradedVec relays) -> the accumulator
+    n_acc = len(readout.parts())
+    sinks = [Sink(shape=(readout.classes,), buffer=steps) for _ in range(n_acc)]
+    if fixed:  # products -> feature partials (GradedVec relays) -> the accumulators
         targets = []
         for g in range(len(parts)):
             partial = GradedVec(shape=(d,), vth=0)
-            conn = _sparse(scores[:, g * d : (g + 1) * d], True, f"cls_w:{g}")
-            partial.s_out.connect(conn.s_in)
-            conn.a_out.connect(sink.a_in)
+            for a, sink in enumerate(sinks):
+                block = score_matrix(readout, len(parts), a)[:, g * d : (g + 1) * d]
+                conn = _sparse(block, True, f"cls_w{a}:{g}")
+                partial.s_out.connect(conn.s_in)
+                conn.a_out.connect(sink.a_in)
             targets.append((partial.a_in, feat[g * d : (g + 1) * d], f"features:{g}"))
     else:  # float: the two stages composed into one Sparse per transform process
-        targets = [(sink.a_in, sp.csr_matrix(scores @ feat), "cls_w")]
+        targets = [
+            (sinks[0].a_in, sp.csr_matrix(score_matrix(readout, len(parts)) @ feat), "cls_w")
+        ]
     for i, g in enumerate(groups):
         if g["kind"] != "transform":
             continue
@@ -92,8 +98,13 @@ def _wire_readout(readout: Readout, model: SplitModel, cores, groups, procs, ste
     bias = Source(data=np.asarray(readout.bias, dtype)[:, None])
     conn = _sparse(sp.identity(readout.classes, format="csr"), fixed, "bias")
     bias.s_out.connect(conn.s_in)
-    conn.a_out.connect(sink.a_in)
-    return sink
+    conn.a_out.connect(sinks[0].a_in)
+    return sinks
+
+
+def _read_sinks(readout: Readout, sinks) -> np.ndarray:
+    """The accumulators' records (C, steps), joined into scores (split_readout.join_scores)."""
+    return join_scores(readout, [np.asarray(s.data.get()).copy() for s in sinks])
 
 
 def _build(model: SplitModel, cores: list[dict], merged: bool) -> tuple[list[dict], list]:
@@ -163,8 +174,8 @@ def run_split_lava(
     groups, procs = _build(model, cores, merged)
     reads = []
     if readout is not None:  # the accumulator's sum arrives READOUT_DELAY after the product
-        sink = _wire_readout(readout, model, cores, groups, procs, steps)
-        reads.append(lambda: np.asarray(sink.data.get())[:, steps - 1].copy())
+        sinks = _wire_readout(readout, model, cores, groups, procs, steps)
+        reads.append(lambda: _read_sinks(readout, sinks)[:, steps - 1])
     records = {}
     with tempfile.TemporaryDirectory(prefix="atomspark_split_") as tmp:
         for i, g in enumerate(groups):
@@ -244,8 +255,8 @@ def run_split_stream_lava(
     steps = stream_steps(len(states), engine_steps, delay)
     groups, procs = _build(model, cores, merged)
     _wire_inputs(model, groups, procs, states, engine_steps, steps)
-    sink = _wire_readout(readout, model, cores, groups, procs, steps)
-    (data,) = _run(procs, steps, fixed, [lambda: np.asarray(sink.data.get()).copy()])
+    sinks = _wire_readout(readout, model, cores, groups, procs, steps)
+    (data,) = _run(procs, steps, fixed, [lambda: _read_sinks(readout, sinks)])
     # the chip step at which each sample's scores arrive
     last = [stream_load_step(s, engine_steps) + chip_steps(engine_steps) + delay
             for s in range(len(states))]  # fmt: skip

@@ -173,7 +173,7 @@ def _write_lava(graph: Graph, out: Path, result: dict, fixed: bool, split: bool,
                 f"[export] readout on chip: {readout['classes']} class scores from "
                 f"{len(readout['cores']) - 1} feature partial(s) and an accumulator; "
                 + (
-                    f"cls_w as 8-bit mantissas x 2**{readout['weight_exp']}, products shifted "
+                    f"cls_w in two 8-bit parts (high x 2**{readout['weight_exp']}), products shifted "
                     f"by {readout['shift']}, a score unit 2**{readout['score_exp']}"
                     if fixed
                     else "float"
