@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from atomspark.mapping.hardware import DEFAULT_CHIP, load_hardware
 from atomspark.mapping.layouts import fit_graph, split_cost_model
@@ -24,6 +25,9 @@ from atomspark.scenarios.compare.map_points import (
     _vn_model,
     map_families,
 )
+
+pytest.importorskip("torch")  # the RSGN points import the family's torch trainer
+pytestmark = pytest.mark.torch
 
 
 def _hw(**limits):
