@@ -51,6 +51,8 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
                       for p in graph.projections)  # fmt: skip
     state_bytes = sum(a.nbytes for a in eng.state["cuba"].values())
     steps = cfg.steps(seconds)
+    for t in threads:  # compile (or load from the cache) each path on this graph, untimed
+        ParallelLIF(Engine(graph)).run(1, threads=t)
     runs = []
     for t in threads:
         fresh = ParallelLIF(Engine(graph)) if runs else par
