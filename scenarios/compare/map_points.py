@@ -263,7 +263,11 @@ register_map_family(
         "the held-out budget and the GPU running joint FISTA, both carried from the demo's "
         "trained VN (a settle's length follows the trained dictionary's conditioning and the "
         "code density the data; the map holds them at the demo's values and varies the "
-        "activity instead)",
+        "activity instead). Fixed point rounds small weights to zero (a smaller share of a "
+        "larger VN's atoms reaches each atom), and an atom whose sources exceed a core's input "
+        f"axons does not fit. The largest VN built is {VN_LARGEST:,} atoms: a dense VN of "
+        f"{2 * VN_LARGEST:,} is not built here (its Gram alone is {(2 * VN_LARGEST) ** 2 * 8 / 2**30:.0f} "
+        "GiB in float64, with several copies to compile and quantise it on a shared machine)",
     )
 )
 for _mode in ("published", "sparse"):
