@@ -440,7 +440,7 @@ def _kl_groups(adj, events, synapses, hw, seed: int) -> list[np.ndarray]:
     ).tocsr()
     sym.setdiag(0)
     sym.eliminate_zeros()
-    uniform = n_parts > 1 and complete_and_uniform(sym)
+    uniform = SHUFFLE_MATCHES_NETWORKX and n_parts > 1 and complete_and_uniform(sym)
     graph = None if uniform or n_parts == 1 else _weighted_graph(sym)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
@@ -471,6 +471,11 @@ def _weighted_graph(sym: sp.csr_matrix) -> nx.Graph:
         zip(s.row[keep].tolist(), s.col[keep].tolist(), s.data[keep].tolist())
     )
     return graph
+
+
+# shuffled_halves reproduces networkx 3's kernighan_lin_bisection (its node order); with 2.x
+# the packer calls networkx itself, so placements never depend on the shortcut.
+SHUFFLE_MATCHES_NETWORKX = int(nx.__version__.split(".")[0]) >= 3
 
 
 def complete_and_uniform(sym: sp.csr_matrix) -> bool:
