@@ -174,6 +174,30 @@ def test_only_runs_the_chosen_cells_first(tmp_path, cluster, serial):
     assert_cells_equal(out, *serial)
 
 
+def _kill_if_checkpointed(partial: Path, attempts: Path) -> bool:
+    """Freeze the cell's worker (SIGSTOP), and kill it if the cell has a checkpoint and has
+    not finished: the worker cannot move on between the look and the kill, so a loaded machine
+    that schedules this poller rarely only slows the test, never lets the cell slip past."""
+    try:
+        pid = json.loads(attempts.read_text().splitlines()[-1])["pid"]
+    except (OSError, IndexError, ValueError, KeyError):
+        return False  # the worker has not written its attempt line yet
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return False
+    try:
+        if partial.is_dir() and (partial / "checkpoint.pt").is_file():
+            os.kill(pid, signal.SIGKILL)
+            return True
+        return False
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
 def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     tmp_path, cluster, serial, capsys
 ):
@@ -192,11 +216,8 @@ def test_killed_worker_loses_only_its_cell_and_a_failing_cell_is_recorded(
     deadline = time.monotonic() + 120
     while killed is None and time.monotonic() < deadline and thread.is_alive():
         for partial in (out / "cells").glob("variant=p*.partial"):
-            if (partial / "checkpoint.pt").is_file():
-                cell_id = partial.name.removesuffix(".partial")
-                attempts = sidecar_dir(out, cell_id) / ATTEMPTS
-                pid = json.loads(attempts.read_text().splitlines()[-1])["pid"]
-                os.kill(pid, signal.SIGKILL)
+            cell_id = partial.name.removesuffix(".partial")
+            if _kill_if_checkpointed(partial, sidecar_dir(out, cell_id) / ATTEMPTS):
                 killed = cell_id
                 break
         time.sleep(0.005)
