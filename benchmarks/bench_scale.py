@@ -46,7 +46,8 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
     n_syn = int(net.pre.size)
     net = None  # the draw's pre / post lists are not needed by the engine
     engine_s, eng = harness.time_once(lambda: Engine(graph))
-    split_s, par = harness.time_once(lambda: ParallelLIF(eng))
+    par = ParallelLIF(eng)
+    split_s, split = harness.time_once(lambda: par.split(max(threads)))
     graph_bytes = sum(p.indptr.nbytes + p.indices.nbytes + p.data.nbytes
                       for p in graph.projections)  # fmt: skip
     state_bytes = sum(a.nbytes for a in eng.state["cuba"].values())
@@ -66,7 +67,7 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
         "n": n, "p_conn": cfg.p_conn, "n_synapses": n_syn, "steps": steps, "seconds": seconds,
         "draw_s": draw_s, "graph_s": graph_s, "engine_s": engine_s, "block_split_s": split_s,
         "graph_bytes_per_synapse": graph_bytes / n_syn,
-        "parallel_bytes_per_synapse": par.nbytes() / n_syn,
+        "parallel_bytes_per_synapse": split.nbytes / n_syn, "blocks": split.blocks.size - 1,
         "state_bytes_per_neuron": state_bytes / n,
         "peak_rss_gb": _peak_rss_gb(), "peak_rss_bytes_per_synapse": _peak_rss_gb() * 2**30 / n_syn,
         "runs": runs,

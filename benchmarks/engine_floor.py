@@ -1,5 +1,5 @@
 """The neuron part of the engine's CUBA step, timed alone: `steps` calls of the direct lean
-sweep (sim/kernels/lif_lean.py `_sweep_direct`) on a copy of the population's state, with no
+sweep (sim/kernels/lif_lean.py `sweep_direct`) on a copy of the population's state, with no
 spike listing and no fan-out. The sweep is branch-free, so its cost does not depend on which
 neurons fire; the rest of a run's time is spike listing, fan-out and the loop itself.
 
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 from atomspark.sim.engine import Engine
-from atomspark.sim.kernels.lif_lean import _sweep_direct
+from atomspark.sim.kernels.lif_lean import sweep_direct
 from numba import njit
 
 
@@ -40,7 +40,7 @@ def fanout_bytes_per_synapse(engine: Engine) -> int:
 def _sweeps(steps, u, u2, v, refr, bias, consts, refractory, flags):
     fired = 0
     for _ in range(steps):
-        fired += _sweep_direct(u, u2, v, refr, bias, consts, refractory, flags)
+        fired += sweep_direct(u, u2, v, refr, bias, consts, refractory, flags)
     return fired
 
 

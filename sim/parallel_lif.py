@@ -2,10 +2,11 @@
 by sim/kernels/lif_parallel.py, on the Engine's own state arrays.
 
     eng = Engine(cuba_graph(net))
-    par = ParallelLIF(eng)            # blocks fixed by the population size, not by threads
+    par = ParallelLIF(eng)            # one target block per thread of each run
     spikes = par.run(steps, threads=2)
 
-The result (states, spikes per step) is bit-identical for every thread count and to
+The result (states, spikes per step) is bit-identical for every thread count, every blocking and
+to
 `eng.run(steps)` (tests/test_parallel_lif.py); the Engine's step counter advances, so serial and
 parallel runs may follow each other. Graph: one float LIF population whose every unit has a bias
 and whose every projection is from itself, with delay 1 (the Engine's direct lean path).
@@ -22,7 +23,6 @@ from atomspark.sim.engine import Engine
 from atomspark.sim.kernels import lif_parallel as klp
 
 MIN_BLOCK = 2048  # units per block at least (a block's update should outweigh its scheduling)
-MAX_BLOCKS = 16  # blocks per population at most: each costs one offset per neuron and projection
 
 
 @dataclass(frozen=True)
@@ -34,19 +34,41 @@ class ParallelProfile:
     threads: int
 
 
-def block_bounds(n: int) -> np.ndarray:
-    """Block starts (and n at the end): as many blocks as MIN_BLOCK allows, at most MAX_BLOCKS,
-    each a multiple of 8 units; a function of n alone."""
-    nb = max(1, min(MAX_BLOCKS, n // MIN_BLOCK))
+def block_bounds(n: int, n_blocks: int) -> np.ndarray:
+    """Block starts (and n at the end): n_blocks blocks (fewer where a block would hold less
+    than MIN_BLOCK units), each a multiple of 8 units."""
+    nb = max(1, min(n_blocks, n // MIN_BLOCK))
     step = -(-n // nb)
     step = -(-step // 8) * 8
     return np.minimum(np.arange(0, nb + 1, dtype=np.int64) * step, n).astype(np.int64)
 
 
-class ParallelLIF:
-    """The direct lean LIF population of `engine`, stepped on several threads (module docstring)."""
+@dataclass(frozen=True)
+class BlockSplit:
+    """The projections regrouped by (target block, source) for one blocking, with the event
+    lists the kernel needs (sim/kernels/lif_parallel.run_blocks)."""
 
-    def __init__(self, engine: Engine) -> None:
+    blocks: np.ndarray  # (n_blocks + 1,) starts
+    ptr: np.ndarray  # (n_projections, n_blocks, n + 1) offsets into indices / weights
+    indices: np.ndarray  # targets, int32
+    weights: np.ndarray  # per synapse; empty when every projection is uniform
+    flags: np.ndarray  # n uint8, padded to a multiple of 8
+    emit: np.ndarray  # (2, n): the two event lists, alternating by step
+    n_spikes: np.ndarray  # (2, n_blocks)
+    ops: np.ndarray  # (n_blocks,) scratch
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ptr.nbytes + self.indices.nbytes + self.weights.nbytes)
+
+
+class ParallelLIF:
+    """The direct lean LIF population of `engine`, stepped on several threads (module docstring).
+    blocks: how many target blocks; None (default) one per thread of each run, the fastest: every
+    block costs one offset lookup per spike and projection, so blocks beyond the threads only
+    add work (measured in docs/performance.md). The results do not depend on it."""
+
+    def __init__(self, engine: Engine, blocks: int | None = None) -> None:
         if not isinstance(engine, Engine):
             raise AtomsparkError(f"engine: expected an Engine, got {type(engine).__name__}")
         g = engine.graph
@@ -55,47 +77,54 @@ class ParallelLIF:
                 "engine: the parallel run takes one LIF population on the direct lean path "
                 "(every unit biased, every projection from itself with delay 1, exact=False)"
             )
+        self.blocks = None if blocks is None else require_int("blocks", blocks, minimum=1)
         self.engine = engine
-        args = engine._args[0]
-        n = g.populations[0].size
-        self.blocks = block_bounds(n)
-        dt = args.u.dtype
-        ptrs, idx, weights, uniform, channel = [], [], [], [], []
-        offset = 0
+        self.n = g.populations[0].size
+        self._dtype = engine._args[0].u.dtype
         for j, o in enumerate(engine._outgoing):
             if o.channel not in (0, 1):
                 raise AtomsparkError(f"graph: projection {j} has channel {o.channel}; 0 or 1 only")
+        self.uniform = np.array([self._uniform(j, o) for j, o in enumerate(engine._outgoing)],
+                                self._dtype)  # fmt: skip
+        self.channel = np.array([o.channel for o in engine._outgoing], np.int64)
+        self._splits: dict[int, BlockSplit] = {}
+
+    def _uniform(self, j: int, o) -> float:
+        w = self.engine._fan_weights(j, o)
+        return self._dtype.type(w) if np.ndim(w) == 0 else self._dtype.type(np.nan)
+
+    def split(self, n_blocks: int) -> BlockSplit:
+        """The projections regrouped for n_blocks target blocks (built once per blocking)."""
+        blocks = block_bounds(self.n, n_blocks)
+        nb = blocks.size - 1
+        if nb in self._splits:
+            return self._splits[nb]
+        n, eng = self.n, self.engine
+        ptrs, idx, weights = [], [], []
+        offset = 0
+        for j, o in enumerate(eng._outgoing):
             out = np.empty(o.indices.size, np.int32)
-            ptr, order = klp.split_by_target_block(o.indptr, o.indices, self.blocks, out)
-            w = engine._fan_weights(j, o)
-            uniform.append(dt.type(w) if np.ndim(w) == 0 else dt.type(np.nan))
-            weights.append((w, order))
+            ptr, order = klp.split_by_target_block(o.indptr, o.indices, blocks, out)
+            weights.append((eng._fan_weights(j, o), order))
             ptrs.append(ptr + offset)
             idx.append(out)
-            channel.append(o.channel)
             offset += o.indices.size
         wide = np.int64 if offset >= 2**31 else np.int32  # offsets: 4 bytes while they fit
-        self.ptr = (np.stack(ptrs).astype(wide) if ptrs
-                    else np.zeros((0, self.blocks.size - 1, n + 1), wide))  # fmt: skip
-        self.indices = np.concatenate(idx) if idx else np.zeros(0, np.int32)
-        self.uniform = np.array(uniform, dt)
+        ptr = np.stack(ptrs).astype(wide) if ptrs else np.zeros((0, nb, n + 1), wide)
         # every projection uniform: no weight stored per synapse (the kernel reads uniform[p])
-        self.weights = np.zeros(0 if not np.isnan(self.uniform).any() else offset, dt)
-        if self.weights.size:  # per synapse, in the block-split order, for every projection
+        per_synapse = np.zeros(offset if np.isnan(self.uniform).any() else 0, self._dtype)
+        if per_synapse.size:  # per synapse, in the block-split order, for every projection
             start = 0
             for w, order in weights:
-                self.weights[start + order] = w
+                per_synapse[start + order] = w
                 start += order.size
-        self.channel = np.array(channel, np.int64)
-        nb = self.blocks.size - 1
-        self._flags = np.zeros(-(-n // 8) * 8, np.uint8)  # padded: listed 8 flags at a time
-        self._emit = np.zeros((2, n), np.int64)  # two event lists, alternating by step
-        self._n_spikes = np.zeros((2, nb), np.int64)
-        self._ops = np.zeros(nb, np.int64)
-
-    def nbytes(self) -> int:
-        """Bytes of the block-split projections (offsets, indices, per-synapse weights)."""
-        return int(self.ptr.nbytes + self.indices.nbytes + self.weights.nbytes)
+        split = BlockSplit(
+            blocks, ptr, np.concatenate(idx) if idx else np.zeros(0, np.int32), per_synapse,
+            np.zeros(-(-n // 8) * 8, np.uint8), np.zeros((2, n), np.int64),
+            np.zeros((2, nb), np.int64), np.zeros(nb, np.int64),
+        )  # fmt: skip
+        self._splits = {nb: split}  # one blocking held at a time (each is a copy of the graph)
+        return split
 
     def run(self, steps: int, threads: int | None = None) -> ParallelProfile:
         """Advance `steps` steps on `threads` threads (default: all Numba has); one thread runs
@@ -108,18 +137,19 @@ class ParallelLIF:
                 f"threads: {threads} is more than the {most} Numba started; set "
                 f"NUMBA_NUM_THREADS before starting Python, or ask for fewer"
             )
-        if threads == 1:  # one thread: the serial engine's direct path (same results, no forks)
+        if threads == 1 and self.blocks is None:  # the serial engine's direct path (no forks)
             prof = self.engine.run(steps)
             return ParallelProfile(prof.events[:, 0].copy(), prof.synops[:, 0].copy(), 1)
+        sp = self.split(threads if self.blocks is None else self.blocks)
         a = self.engine._args[0]
         spikes, synops = np.zeros(steps, np.int64), np.zeros(steps, np.int64)
         before = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:
-            klp.run_blocks(steps, self.blocks, a.u, a.u2, a.v, a.refr, a.bias, a.consts,
-                           a.refractory, self._flags, self._emit, self._n_spikes, self._ops,
-                           self.ptr, self.indices, self.weights, self.uniform, self.channel,
-                           spikes, synops)  # fmt: skip
+            klp.run_blocks(steps, sp.blocks, a.u, a.u2, a.v, a.refr, a.bias, a.consts,
+                           a.refractory, sp.flags, sp.emit, sp.n_spikes, sp.ops, sp.ptr,
+                           sp.indices, sp.weights, self.uniform, self.channel, spikes,
+                           synops)  # fmt: skip
         finally:
             numba.set_num_threads(before)
         self.engine.t += steps

@@ -25,10 +25,12 @@ def test_every_thread_count_gives_the_serial_engines_states_and_spikes(dtype):
     prof = serial.run(STEPS)
     assert prof.events.sum() > 1000  # the net is active: deliveries are exercised
     results = []
-    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+    runs = [(t, None) for t in sorted({1, numba.config.NUMBA_NUM_THREADS})] + [(1, 5), (2, 3)]
+    for threads, blocks in runs:  # blocks None: one per thread (1 thread: the serial engine)
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            continue
         eng = Engine(cuba_graph(net, dtype))
-        par = ParallelLIF(eng)
-        assert par.blocks.size - 1 == 5
+        par = ParallelLIF(eng, blocks=blocks)
         out = par.run(STEPS // 2, threads=threads)
         out2 = par.run(STEPS - STEPS // 2, threads=threads)
         spikes = np.concatenate([out.spikes, out2.spikes])
@@ -60,18 +62,21 @@ def test_per_synapse_weights_are_delivered_as_the_serial_engine_does():
     prof = serial.run(300)
     eng = Engine(graph)
     par = ParallelLIF(eng)
-    assert np.isnan(par.uniform).all() and par.weights.size == par.indices.size
+    split = par.split(2)
+    assert np.isnan(par.uniform).all() and split.weights.size == split.indices.size
     out = par.run(300, threads=numba.config.NUMBA_NUM_THREADS)
     np.testing.assert_array_equal(out.spikes, prof.events[:, 0])
     for name, arr in eng.state["cuba"].items():
         np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
 
 
-def test_blocks_depend_on_the_size_alone_and_cover_it():
+def test_blocks_cover_the_population_in_multiples_of_8():
     for n in (10, 4000, 40_000, 1_000_000):
-        b = block_bounds(n)
-        assert b[0] == 0 and b[-1] == n and np.all(np.diff(b) > 0) and b.size - 1 <= 64
-        assert np.all(b[:-1] % 8 == 0)
+        for want in (1, 2, 5, 16):
+            b = block_bounds(n, want)
+            assert b[0] == 0 and b[-1] == n and np.all(np.diff(b) > 0)
+            assert np.all(b[:-1] % 8 == 0) and 1 <= b.size - 1 <= want
+    assert block_bounds(1_000_000, 2).size - 1 == 2 and block_bounds(4000, 16).size - 1 == 1
 
 
 def test_refusals_are_one_line_errors():
@@ -83,3 +88,5 @@ def test_refusals_are_one_line_errors():
         ParallelLIF(Engine(cuba_graph(net), exact=True))
     with pytest.raises(AtomsparkError, match="engine"):
         ParallelLIF("not an engine")
+    with pytest.raises(AtomsparkError, match="blocks"):
+        ParallelLIF(Engine(cuba_graph(net)), blocks=0)

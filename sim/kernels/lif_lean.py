@@ -79,6 +79,18 @@ def _value_at(values, i):
     return lambda values, i: values
 
 
+def part_of(values, lo, hi):
+    """values[lo:hi] of a per-unit array, or the uniform scalar itself (as value_at)."""
+    return values[lo:hi] if np.ndim(values) else values
+
+
+@overload(part_of, jit_options={"cache": True})
+def _part_of(values, lo, hi):
+    if isinstance(values, types.Array):
+        return lambda values, lo, hi: values[lo:hi]
+    return lambda values, lo, hi: values
+
+
 @njit(cache=True)
 def lif_lean_step(slot, ring, u, u2, v, refr, bias, consts, refractory, flags, emit_idx, emit_val):
     """Update every unit (consts = [1-du, 1-du2, 1-dv, vth, v_reset] in the state dtype; bias:
@@ -123,14 +135,14 @@ def _sweep(r0, r1, u, u2, v, refr, bias, consts, refractory, flags):
 def lif_direct_step(u, u2, v, refr, bias, consts, refractory, flags, emit_idx, emit_val):
     """The direct variant of lif_lean_step: the input is already in u and u2; returns the
     number of events."""
-    n_spike = _sweep_direct(u, u2, v, refr, bias, consts, refractory, flags)
+    n_spike = sweep_direct(u, u2, v, refr, bias, consts, refractory, flags)
     if n_spike == 0:
         return 0
     return list_flagged(flags, emit_idx, emit_val, n_spike)
 
 
 @njit(cache=True)
-def _sweep_direct(u, u2, v, refr, bias, consts, refractory, flags):
+def sweep_direct(u, u2, v, refr, bias, consts, refractory, flags):
     """_sweep without ring slots: u <- u (1-du), u2 <- u2 (1-du2), then the same membrane,
     threshold and refractory arithmetic. With one channel 1-du2 is 1 (LIFParams), and u2 * 1
     is u2 exactly: u2 holds still, as in the general path."""

@@ -1,23 +1,23 @@
 """The direct lean LIF step on several threads: neuron blocks in parallel, spikes delivered by
 target block.
 
-The units are cut into blocks fixed by the population size alone (never by the thread count).
+The units are cut into blocks (sim/parallel_lif.py: one per thread, each a multiple of 8 units).
 Each step is ONE parallel loop over the blocks (one fork and join per step); block b
 1. adds the weights of the previous step's spikes that land in it (every block's list, blocks in
    order, so sources ascend): a projection is stored once more as a CSR by (target block,
    source), so a thread writes the state of its own block only;
-2. updates its own units (the branch-free arithmetic of lif_lean._sweep_direct, one uint8 flag
-   per unit) and lists its spikes, ascending, in its own part of this step's event list.
+2. updates its own units (lif_lean.sweep_direct on its slice, one uint8 flag per unit) and lists its spikes, ascending, in its own part of this step's event list.
 The event lists alternate between two buffers, so a block never reads a list being written. A
 last loop delivers the final step's spikes. Every target receives its inputs in the order the
-one-thread direct path adds them (projection by projection, sources ascending), so the states are
-bit-identical for every thread count and to the serial engine (tests/test_parallel_lif.py).
+one-thread direct path adds them (projection by projection, sources ascending), whatever the
+blocking, so the states are bit-identical for every thread count and block count and to the
+serial engine (tests/test_parallel_lif.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from atomspark.sim.kernels.lif_lean import value_at
+from atomspark.sim.kernels.lif_lean import part_of, sweep_direct
 from numba import njit, prange
 
 
@@ -49,28 +49,6 @@ def split_by_target_block(indptr, indices, blocks, out_indices):
             order[k] = fill[b, s]
             fill[b, s] += 1
     return ptr, order
-
-
-@njit(cache=True, inline="always")
-def _sweep_block(lo, hi, u, u2, v, refr, bias, consts, refractory, flags):
-    """lif_lean._sweep_direct on units lo..hi-1 (branch-free, so LLVM vectorises it): sets
-    flags[i] for the units that fire; returns their number."""
-    ku, ku2, kv, vth, v_reset = consts[0], consts[1], consts[2], consts[3], consts[4]
-    n_spike = 0
-    for i in range(lo, hi):
-        uu = u[i] * ku
-        uu2 = u2[i] * ku2
-        r = refr[i]
-        held = r > 0
-        vn = v[i] * kv + uu + uu2 + value_at(bias, i)
-        fire = (not held) & (vn > vth)
-        u[i] = uu
-        u2[i] = uu2
-        v[i] = v_reset if held | fire else vn
-        refr[i] = r - 1 if held else (refractory if fire else r)
-        flags[i] = fire
-        n_spike += fire
-    return n_spike
 
 
 @njit(cache=True, inline="always")
@@ -133,7 +111,16 @@ def run_blocks(steps, blocks, u, u2, v, refr, bias, consts, refractory, flags, e
                                         indices, weights, uniform, channel)  # fmt: skip
             if t < steps:
                 lo, hi = blocks[b], blocks[b + 1]
-                n_set = _sweep_block(lo, hi, u, u2, v, refr, bias, consts, refractory, flags)
+                n_set = sweep_direct(
+                    u[lo:hi],
+                    u2[lo:hi],
+                    v[lo:hi],
+                    refr[lo:hi],
+                    part_of(bias, lo, hi),
+                    consts,
+                    refractory,
+                    flags[lo:hi],
+                )
                 n_spikes[cur, b] = _list_block(lo, hi, flags, emit[cur], n_set) if n_set else 0
         if t > 0:
             synops[t - 1] = ops.sum()
