@@ -29,6 +29,7 @@ from atomspark.mapping.energy import (
 from atomspark.mapping.hardware import DenseHardware, NeuromorphicHardware, load_hardware
 from atomspark.mapping.layouts import Fit, fit_graph, macs_per_update, unit_width
 from atomspark.mapping.placement import Placement
+from atomspark.mapping.readout_price import PORTS, with_readout
 from atomspark.sim.core import AtomsparkError, require_int
 from atomspark.sim.graph import Graph
 from atomspark.sim.profile import Profile
@@ -77,8 +78,9 @@ class CostComparison:
             "neuromorphic": self.neuromorphic.to_dict() if placed else None,
             "placement": {
                 "strategy": self.placement.strategy if placed else None,
-                "cores": int(np.unique(self.placement.unit_core).size) if placed else None,
-                "chips": int(np.unique(self.placement.unit_chip).size) if placed else None,
+                # the priced cores: the layout's and, for a split RSGN, its readout's
+                "cores": self.neuromorphic.cores_used if self.fits else None,
+                "chips": self.neuromorphic.chips_used if self.fits else None,
                 **(self.fit.summary() if self.fit is not None else {}),
             },
             "dense": self.dense.to_dict(),
@@ -182,9 +184,12 @@ def chip_cost(
     static_scope: str = "device",
     layout: str = "auto",
     fit: Fit | None = None,
+    classes: int = 0,
 ) -> tuple[Fit, EnergyReport | None]:
     """Fit the graph (mapping/layouts.py; or reuse `fit`) and price `profile` on the layout
-    that fits; no energy (None) when none does."""
+    that fits; no energy (None) when none does. `classes` > 0: the graph's nodes are read out
+    into that many class scores; a split layout prices its readout's cores as the split bundle
+    holds them (mapping/readout_price.py); the node layout's bundle reads out on the host."""
     if fit is None:
         node_scalar = compartment_profile(graph, profile)
         unit_events = np.concatenate(node_scalar.unit_events) if node_scalar.unit_events else None
@@ -192,14 +197,34 @@ def chip_cost(
     if not fit.fits:
         return fit, None
     scalar = fit.cmap.to_profile(profile)
-    barriers, programs = fit.cmap.barriers_per_step, None
+    barriers, programs, ports = fit.cmap.barriers_per_step, None, ()
+    placement, adjacency = fit.placement, fit.cmap.adjacency
     if fit.split is not None:
         barriers, programs = split_schedule(fit.split, profile.steps, n_samples, chip)
+        if require_int("classes", classes, minimum=0):
+            scalar, placement, adjacency, programs = _with_readout(
+                graph, fit.split, scalar, placement, adjacency, programs, classes, n_samples,
+                barriers, chip,
+            )  # fmt: skip
+            ports = PORTS
     report = estimate_energy(
-        scalar, fit.placement, fit.cmap.adjacency, chip, n_samples=n_samples,
-        static_scope=static_scope, barriers_per_step=barriers, programs=programs,
+        scalar, placement, adjacency, chip, n_samples=n_samples, static_scope=static_scope,
+        barriers_per_step=barriers, programs=programs, ports=ports,
     )  # fmt: skip
     return fit, report
+
+
+def _with_readout(graph, search, scalar, placement, adjacency, programs, classes, n_samples,
+                  barriers, chip):  # fmt: skip
+    """readout_price.with_readout on the readout cores the split bundle of `search` holds."""
+    from atomspark.mapping.split_cores import readout_cores
+    from atomspark.mapping.split_readout import readout_parts
+
+    n, d = graph.total_units, unit_width(graph)
+    parts = readout_parts(graph.populations[0].is_fixed_point)
+    groups, cores = readout_cores(n, d, search.blocks, search.order, classes, parts, chip)
+    return with_readout(scalar, placement, adjacency, programs, groups, cores, n, d, classes,
+                        parts, n_samples, barriers)  # fmt: skip
 
 
 def split_schedule(
@@ -211,8 +236,8 @@ def split_schedule(
     later one a model step of PERIOD chip steps in which each core runs its programs' microcode
     (the block search's per-core instruction counts, mapping/split_cores.split_core_costs, the
     bundle report's), the last one also the readout's product on every node core
-    (READOUT_PRODUCT, mapping/split_readout.py). The readout's own cores (standard processes,
-    one sum per sample) are not priced: the rows' graph holds no classifier."""
+    (READOUT_PRODUCT, mapping/split_readout.py). The readout's own cores (standard processes)
+    are added by chip_cost when it is given the classes (mapping/readout_price.py)."""
     from atomspark.mapping.lava.rsgn_split import PERIOD, stream_period
     from atomspark.mapping.split_microcode import LOAD_IGNITION, READOUT_PRODUCT, instruction_cost
 
@@ -250,13 +275,16 @@ def compare_costs(
     precision: str = "fp32",
     static_scope: str = "device",
     layout: str = "auto",
+    classes: int = 0,
 ) -> CostComparison:
     """Place `graph`, price `profile` (covering `n_samples` samples) on both devices, per sample.
-    static_scope "device" (default): the whole chip's static power while the run holds it."""
+    static_scope "device" (default): the whole chip's static power while the run holds it;
+    classes: chip_cost's (the chip's readout)."""
     chip = _hardware(neuromorphic, NeuromorphicHardware)
     fit, report = chip_cost(
-        graph, profile, chip, n_samples, strategy, positions, static_scope, layout
-    )
+        graph, profile, chip, n_samples, strategy, positions, static_scope, layout,
+        classes=classes,
+    )  # fmt: skip
     steps_per_sample = max(1, int(round(profile.steps / n_samples)))
     work, per_sample = price_dense(graph, steps_per_sample, dense, batch, precision)
     return CostComparison(report, fit.placement, per_sample, work, fit)

@@ -115,11 +115,17 @@ class DenseCost:
 
 
 def core_step_counts(
-    profile: Profile, placement: Placement, adjacency: sp.spmatrix, hw: NeuromorphicHardware
+    profile: Profile,
+    placement: Placement,
+    adjacency: sp.spmatrix,
+    hw: NeuromorphicHardware,
+    ports: tuple[str, ...] = (),
 ) -> dict:
     """Per-step, per-core counts (steps, cores) of synops, active/idle updates, events, messages.
 
-    Also returns per-step totals of E-W hops, N-S hops and chip crossings.
+    Also returns per-step totals of E-W hops, N-S hops and chip crossings. `ports`: populations
+    that are another output port of compartments counted elsewhere (their own spikes, synapses
+    and routes, but no updates of their own).
     """
     r = routes(adjacency, placement, hw)
     sizes = profile.population_sizes
@@ -149,8 +155,9 @@ def core_step_counts(
         tot = np.bincount(pop_of_unit, weights=unit_events, minlength=P)
         per_event[key] = np.where(tot > 0, weighted / np.where(tot > 0, tot, 1), plain)
     events = profile.events.astype(float)
-    active = np.minimum(profile.active, sizes).astype(float)
-    idle = (sizes - active).astype(float)
+    serviced = np.array([name not in ports for name in profile.population_names])
+    active = np.where(serviced, np.minimum(profile.active, sizes), 0).astype(float)
+    idle = np.where(serviced, sizes - active, 0).astype(float)
     msgs_pop = events * per_event["dest_cores"]
     return {
         "synops": profile.synops.astype(float) @ synop_share,
@@ -173,9 +180,10 @@ def estimate_energy(
     static_scope: str = "shared",
     barriers_per_step: int | np.ndarray = 1,
     programs: ProgramLoad | None = None,
+    ports: tuple[str, ...] = (),
 ) -> EnergyReport:
     """Energy per sample with its breakdown, time per step and sample, and energy-delay product
-    (static_scope and barriers_per_step: module docstring)."""
+    (static_scope and barriers_per_step: module docstring; ports: core_step_counts)."""
     if static_scope not in STATIC_SCOPES:
         raise AtomsparkError(
             f"static_scope: choose one of {', '.join(STATIC_SCOPES)}, got {static_scope!r}"
@@ -190,7 +198,7 @@ def estimate_energy(
         raise AtomsparkError(f"placement: expected a Placement, got {type(placement).__name__}")
     n_samples = require_int("n_samples", n_samples, minimum=1)
     barriers = _barriers(barriers_per_step, profile.steps)
-    k = core_step_counts(profile, placement, adjacency, hw)
+    k = core_step_counts(profile, placement, adjacency, hw, ports)
     e, t = hw.energy, hw.time
     used = np.unique(placement.unit_core)
     tx, ty = tile_xy(used, hw)

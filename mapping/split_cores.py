@@ -184,22 +184,45 @@ def _cost(core, kind, nodes, comps, synapses, state, fan_in, fan_out, bps, instr
                          int(fan_in), int(fan_out), float(memory), int(instr))  # fmt: skip
 
 
-def readout_core_costs(readout, groups: list[np.ndarray], first_core: int, hw) -> list:
-    """The cores of a readout (mapping/split_readout.Readout): one per feature partial (d
-    compartments, a synapse and an input axon per product it sums, d output axons to the
-    accumulators), then the accumulators' core (C compartments for each of W's parts, W per
-    partial, the bias's ones).
+def readout_core_costs(
+    d: int, classes: int, parts: int, groups: list[np.ndarray], first_core: int, hw
+) -> list:
+    """The cores of a readout (mapping/split_readout.py) of `classes` classes whose weights have
+    `parts` parts (fixed point 2, float 1): one core per feature partial (d compartments, a
+    synapse and an input axon per product it sums, d output axons to the accumulators), then the
+    accumulators' core (C compartments for each of W's parts, W per partial, the bias's ones).
     Standard processes: no microcode (the product's is the node cores', per sample)."""
-    d, c = readout.weights.shape
     bps = hw.limits.bytes_per_synapse
     out = []
     for g, idx in enumerate(groups):
         out.append(_cost(first_core + g, "readout", idx.size // d, d, idx.size, 2 * d, idx.size,
                          d, bps, 0))  # fmt: skip
-    p, k = len(groups), len(readout.parts())  # k accumulators of c compartments (W's parts)
+    p, k, c = len(groups), parts, classes  # k accumulators of c compartments (W's parts)
     out.append(_cost(first_core + p, "score", 0, k * c, k * p * d * c + c, 2 * k * c,
                      p * d + c, k * c, bps, 0))  # fmt: skip
     return out
+
+
+def readout_group_size(nodes_per_core: int, d: int, hw) -> int:
+    """Node cores whose products one feature partial sums: as many as its input axons take."""
+    from atomspark.mapping.split_readout import node_cores_per_group
+
+    return node_cores_per_group(nodes_per_core, d, hw.limits.max_fan_in_axons_per_core)
+
+
+def readout_cores(
+    n: int, d: int, blocks: SplitBlocks, order: np.ndarray, classes: int, parts: int, hw
+) -> tuple[list[np.ndarray], list[SplitCoreCost]]:
+    """The readout a split bundle of these blocks holds (mapping/lava/split_bundle.export_split):
+    each feature partial's transform compartments (node-major j d + c) and every readout core's
+    costs, numbered after the network's cores."""
+    from atomspark.mapping.split_readout import readout_groups
+
+    cores = assign_cores(n, d, blocks, order)
+    group = readout_group_size(blocks.nodes_per_core, d, hw)
+    groups = readout_groups(cores, d, group)
+    first = 1 + max(int(c["core"]) for c in cores)
+    return groups, readout_core_costs(d, classes, parts, groups, first, hw)
 
 
 LIMITED = {  # cost field -> core_fit.core_limits key

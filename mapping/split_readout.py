@@ -45,6 +45,11 @@ def _rshift(v: np.ndarray, k: int) -> np.ndarray:
     return (v + ((1 << (k - 1)) if k > 0 else 0)) >> k
 
 
+def readout_parts(fixed: bool) -> int:
+    """Weight parts of a readout: fixed point cls_w in two 8-bit parts, float one."""
+    return 2 if fixed else 1
+
+
 def readout_product(h: np.ndarray, alpha: np.ndarray, fixed: bool, shift: int = 0) -> np.ndarray:
     """r = alpha h per compartment (h and alpha of the same compartments; fixed point: integer
     Q.10 h and Q.12 alpha, r = (h alpha) >>> (12 + shift))."""

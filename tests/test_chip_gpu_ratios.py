@@ -143,6 +143,35 @@ def test_sparse_rsgn_kernel_prices_the_stored_synapses():
     assert sparse.index_bytes == 4 * (nnz + n + 1) and sparse.gemm_fraction < dense.gemm_fraction
 
 
+@pytest.mark.parametrize("k", [0, 3])
+def test_rsgn_gpu_algorithm_computes_the_class_scores_as_the_chip_does(k):
+    """Both sides end with the class scores: the GPU's algorithm has a readout phase once per
+    sample (F = sum_j alpha_j h_j and F cls_w + cls_b, cls_w read per batch, the readout's own
+    launches); its propagation steps carry only the ops of the K steps (the encoder is priced on
+    neither side)."""
+    torch = pytest.importorskip("torch")
+    from atomspark.networks import rsgn
+    from atomspark.networks.rsgn_compile import compile_rsgn_tokens
+    from atomspark.networks.torch_path.convert import rsgn_to_torch
+    from atomspark.scenarios.compare.gpu_side import count_ops, rsgn_algorithm
+
+    cfg = rsgn.RSGNConfig(mode="published", n_nodes=24, d_hidden=8, n_classes=5, n_steps=k)
+    params = rsgn.init_params(cfg, seed=0)
+    tokens = np.random.default_rng(0).standard_normal((6, cfg.d_in))
+    graph = compile_rsgn_tokens(params, cfg, tokens)
+    step, readout = rsgn_algorithm(params, cfg, graph, 3, "dense").phases
+    n, d, c = 24, 8, 5
+    assert readout.name == "readout" and readout.iterations.tolist() == [1.0, 1.0, 1.0]
+    assert readout.flops == pytest.approx(2 * n * d + 2 * d * c + c)
+    assert readout.weight_bytes == 4 * (d * c + c) and readout.ops >= 3
+    assert step.iterations.tolist() == [k] * 3
+    module = rsgn_to_torch(params, cfg).eval()
+    t = torch.zeros(1, 4, cfg.d_in, dtype=module.positions.dtype)
+    whole, outside = count_ops(lambda: module(t)), count_ops(lambda: module(t, n_steps=0))
+    assert step.ops * k == pytest.approx(whole - outside)
+    assert outside > readout.ops  # the encoder's ops are left out of the priced phases
+
+
 def test_precision_emulation_rounds_matrix_operands():
     torch = pytest.importorskip("torch")
     from atomspark.scenarios.compare.gpu_precision import PrecisionMode, round_mantissa

@@ -22,7 +22,7 @@ from atomspark.mapping.split_microcode import instruction_cost, readout_instruct
 from atomspark.networks import rsgn  # noqa: E402
 from atomspark.networks.datasets import hierarchical_sequences  # noqa: E402
 from atomspark.scenarios.compare.chip_rows import chip_row  # noqa: E402
-from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run  # noqa: E402
+from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_row, rsgn_chip_run  # noqa: E402
 from atomspark.scenarios.runs.engine import concat_profiles  # noqa: E402
 
 MODES = {"published": {}, "sparse": {"k_nearest": 16, "cutoff": 0.2, "temperature": 0.3}}
@@ -44,14 +44,20 @@ def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
     scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)
     assert graph.populations[0].is_fixed_point and scores.shape == (3, 3)
     hw = narrow_loihi2()
-    row = chip_row(graph, concat_profiles(profiles), hw, len(tokens), params.positions)
+    row = rsgn_chip_row(graph, concat_profiles(profiles), hw, len(tokens), params.positions,
+                        cfg.n_classes)  # fmt: skip
     assert row.fits and row.took.startswith("split"), row.took
-    bundle = export_split(from_graph(graph), tmp_path / "b", hw)
+    bundle = export_split(from_graph(graph), tmp_path / "b", hw, classifier=params)
     split = json.loads((bundle / "metadata.json").read_text())["split"]
-    costs = split_bundle_costs(load_split_bundle(bundle), hw)["costs"]
+    bundle_costs = split_bundle_costs(load_split_bundle(bundle), hw)
+    costs, readout = bundle_costs["costs"], bundle_costs["readout_costs"]
     k = cfg.n_steps
-    # cores: the bundle's processes sit on exactly the cores priced
-    assert row.cores == len(costs) == len({p["core"] for p in split["processes"]})
+    # cores: the network's and the readout's processes sit on exactly the cores priced (one
+    # placement truth: the bundle's own core list), the readout's numbered after the network's
+    on_chip = {p["core"] for p in split["processes"] + split["readout"]["processes"]} - {None}
+    assert len(readout) == len(split["readout"]["cores"]) >= 2
+    assert row.cores == len(costs) + len(readout) == len(on_chip)
+    assert "readout of 3 class scores on chip" in row.took and "encoder" in row.took
     # chip time steps of a stream: the load (the reset phase) and the ignition's emit, then the
     # bundle's schedule per model step
     per_step = split["schedule"]["chip_steps_per_model_step"]
@@ -115,3 +121,41 @@ def test_compare_no_fixed_prices_the_float_split_bundle(mode, tmp_path):
     fit, _ = chip_cost(graph, first, hw, 1)
     priced = fit.cmap.to_profile(first).synops.sum(axis=1)
     assert np.all(priced <= sum(c["synapses"] for c in split["connections"]))
+
+
+def test_the_readout_cores_are_priced_per_sample():
+    """With the readout (classes given) the split row holds the readout's cores and prices their
+    work: one product per transform compartment and sample, the partials' sums into every
+    accumulator, the bias every chip step, the readout compartments' updates; the schedule (chip
+    steps per sample) is unchanged: the readout runs while the next sample loads."""
+    from atomspark.mapping.readout_price import readout_steps
+    from atomspark.mapping.split_cores import readout_cores
+
+    cfg = rsgn.RSGNConfig(mode="published", n_nodes=20, d_hidden=8, n_classes=3, n_steps=4)
+    params = rsgn.init_params(cfg, seed=1)
+    tokens = hierarchical_sequences(n=3, length=12, dim=cfg.d_in, n_classes=3, seed=1).tokens
+    _, graph, profiles = rsgn_chip_run(params, cfg, tokens)
+    hw, prof = narrow_loihi2(), concat_profiles(profiles)
+    fit, bare = chip_cost(graph, prof, hw, 3)
+    _, full = chip_cost(graph, prof, hw, 3, fit=fit, classes=cfg.n_classes)
+    n, d, c = cfg.n_nodes, cfg.d_hidden, cfg.n_classes
+    groups, cores = readout_cores(n, d, fit.split.blocks, fit.split.order, c, 2, hw)
+    assert full.cores_used == bare.cores_used + len(cores)
+    assert full.chip_steps == bare.chip_steps and full.microcode_instructions == (
+        bare.microcode_instructions
+    )
+    synops = (n * d + 2 * len(groups) * d * c) * 3 + c * full.chip_steps  # products, sums, bias
+    e = hw.energy
+    assert (full.breakdown.synaptic_ops - bare.breakdown.synaptic_ops) * 3 == pytest.approx(
+        synops * e.synop
+    )
+    spikes = (n * d + len(groups) * d) * 3
+    assert (full.breakdown.spikes - bare.breakdown.spikes) * 3 >= spikes * e.spike_out
+    compartments = len(groups) * d + 2 * c
+    updates = (full.breakdown.updates_active + full.breakdown.updates_idle) - (
+        bare.breakdown.updates_active + bare.breakdown.updates_idle
+    )
+    active = compartments * 3 * e.update_active
+    idle = compartments * (prof.steps - 3) * e.update_idle
+    assert updates * 3 == pytest.approx(active + idle)
+    assert readout_steps(prof.steps, 3).tolist() == [4, 9, 14]

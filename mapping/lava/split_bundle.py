@@ -30,6 +30,8 @@ from atomspark.mapping.split_cores import (
     SplitCoreCost,
     assign_cores,
     readout_core_costs,
+    readout_cores,
+    readout_group_size,
     search_blocks,
     split_core_costs,
     split_margins,
@@ -45,7 +47,6 @@ from atomspark.mapping.split_microcode import (
 )
 from atomspark.mapping.split_readout import (
     Readout,
-    node_cores_per_group,
     quantize_readout,
     readout_from_dict,
     readout_groups,
@@ -98,7 +99,7 @@ def export_split(
     readout = None
     if classifier is not None:
         nb = search.blocks.nodes_per_core
-        group = node_cores_per_group(nb, model.d, hw.limits.max_fan_in_axons_per_core)
+        group = readout_group_size(nb, model.d, hw)
         readout = quantize_readout(classifier, model.arithmetic == "fixed", model.n, group * nb)
         readout = replace(readout, node_cores_per_group=group)
     out = export_lava(net, out_dir)
@@ -116,9 +117,9 @@ def export_split(
 def _readout_section(model: SplitModel, readout: Readout, search, hw) -> dict:
     """metadata.json's split.readout: the weights, the processes on their cores, the cores'
     costs and the product's microcode (per sample)."""
-    cores = assign_cores(model.n, model.d, search.blocks, search.order)
-    groups = readout_groups(cores, model.d, readout.node_cores_per_group)
-    costs = readout_core_costs(readout, groups, len(search.costs), hw)
+    parts = len(readout.parts())
+    _, costs = readout_cores(model.n, model.d, search.blocks, search.order, readout.classes,
+                             parts, hw)  # fmt: skip
     partial = "GradedVec" if readout.fixed else "Sparse (cls_w per node, float)"
     procs = [{"name": f"readout{g}", "lava_process": partial, "core": c.core}
              for g, c in enumerate(costs[:-1])] if readout.fixed else []  # fmt: skip
@@ -299,7 +300,9 @@ def split_bundle_costs(bundle: SplitBundle, hardware: str | None = None) -> dict
     costs = split_core_costs(bundle.model, bundle.blocks, bundle.order, hw)
     readout = []
     if bundle.readout is not None:
-        readout = readout_core_costs(bundle.readout, bundle.readout_groups(), len(costs), hw)
+        r = bundle.readout
+        readout = readout_core_costs(bundle.model.d, r.classes, len(r.parts()),
+                                     bundle.readout_groups(), len(costs), hw)  # fmt: skip
     return {
         "hardware": hw.name,
         "costs": costs,

@@ -204,10 +204,14 @@ class TorchRSGN(nn.Module):
                 h = h * (alpha > 0)[:, :, None]
             if trace:
                 steps.append((alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach())
+        scores = self.readout(alpha, h)
+        return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
+
+    def readout(self, alpha: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """Class scores (B, C) = (sum_j alpha_j h_j) @ cls_w + cls_b."""
         with _full_precision(alpha):
             features = torch.einsum("bn,bnd->bd", alpha, h)
-            scores = features @ self.cls_w + self.cls_b
-        return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
+            return features @ self.cls_w + self.cls_b
 
     def _soft_threshold(self, drive: torch.Tensor) -> torch.Tensor:
         """sigma((drive - theta) / T); "resting-subtracted": less its resting value r (the

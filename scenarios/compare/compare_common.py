@@ -16,10 +16,13 @@ from atomspark.scenarios.compare.gpu_meter import measure
 from atomspark.sim.profile import Profile
 
 
-def engine_costs(graph, profiles, hardware: str, gpu: str, batch: int, positions=None) -> dict:
+def engine_costs(
+    graph, profiles, hardware: str, gpu: str, batch: int, positions=None, classes: int = 0
+) -> dict:
     """compare_costs over all samples, plus each sample priced on its own on the same placement:
-    the per-sample distribution (None when the network does not fit the chip)."""
-    kw = {"batch": batch, "positions": positions}
+    the per-sample distribution (None when the network does not fit the chip); classes: the
+    chip's readout (mapping/costs.chip_cost)."""
+    kw = {"batch": batch, "positions": positions, "classes": classes}
     cost = compare_costs(
         graph, concat_profiles(profiles), hardware, gpu, n_samples=len(profiles), **kw
     )
@@ -27,7 +30,8 @@ def engine_costs(graph, profiles, hardware: str, gpu: str, batch: int, positions
     if cost.fits:
         chip = load_hardware(hardware) if isinstance(hardware, str) else hardware
         per_sample = [
-            chip_cost(graph, p, chip, 1, fit=cost.fit)[1].energy_per_sample_j for p in profiles
+            chip_cost(graph, p, chip, 1, fit=cost.fit, classes=classes)[1].energy_per_sample_j
+            for p in profiles
         ]
     return {
         "comparison": cost,

@@ -185,14 +185,19 @@ def vn_algorithm(model: VNModel, matched: MatchedSettle) -> DenseAlgorithm:
 def rsgn_algorithm(
     params, config, graph: Graph, samples: int, kernel: str = "dense"
 ) -> DenseAlgorithm:
-    """The forward as released: K propagation steps per sample (K = 0, ignition then readout:
-    one pass). Per step and sample: messages W^T x over N nodes of width d, either as a dense
-    N x N product (tensor cores) or, kernel "sparse", as a gather over the nnz synapses the graph
-    stores (CUDA cores; fp32 values plus a 4-byte index each); then W_h (a dense d x d product per
-    node) and ~4 element-wise ops per state entry; states read and written once (3 N d values).
-    Ops per step = the torch forward's op count / K (ignition and readout included, a slight
-    overcount)."""
+    """The forward as released, from the ignition to the class scores, as the chip rows price
+    it: K propagation steps per sample, then the readout. Per step and sample: messages W^T x
+    over N nodes of width d, either as a dense N x N product (tensor cores) or, kernel "sparse",
+    as a gather over the nnz synapses the graph stores (CUDA cores; fp32 values plus a 4-byte
+    index each); then W_h (a dense d x d product per node) and ~4 element-wise ops per state
+    entry; states read and written once (3 N d values). The readout, once per sample:
+    F = sum_j alpha_j h_j (2 N d FLOPs) and F cls_w + cls_b (2 d C + C), cls_w read once per
+    batch. Ops (kernel launches): per step the torch forward's ops in its K steps / K, the
+    readout's own (TorchRSGN.readout). The encoder (each sample's ignition) and the weights'
+    preparation are priced on neither side (the chip's bundle takes the ignition from the host:
+    scenarios/compare/rsgn_compare.ENCODER_NOTE)."""
     n, d = graph.total_units, unit_width(graph)
+    c = int(config.n_classes)
     nnz = float(sum(p.n_synapses for p in graph.projections))
     if kernel == "dense":
         messages, weights, index = 2.0 * n * n * d, float(n * n), 0.0
@@ -204,25 +209,39 @@ def rsgn_algorithm(
     flops = messages + transform + 4.0 * n * d
     gemm = (messages if kernel == "dense" else 0.0) + transform
     module = rsgn_to_torch(params, config).eval()
-    tokens = torch.zeros(1, 4, config.d_in, dtype=module.positions.dtype)
-    passes = max(config.n_steps, 1)
-    ops = count_ops(lambda: module(tokens)) / passes
+    dtype = module.positions.dtype
+    tokens = torch.zeros(1, 4, config.d_in, dtype=dtype)
+    k = int(config.n_steps)
+    steps_ops = count_ops(lambda: module(tokens)) - count_ops(lambda: module(tokens, n_steps=0))
+    alpha, h = torch.zeros(1, n, dtype=dtype), torch.zeros(1, n, d, dtype=dtype)
+    readout_ops = count_ops(lambda: module.readout(alpha, h))
+    readout_flops = 2.0 * n * d + 2.0 * d * c + c
     what = "dense N x N messages" if kernel == "dense" else f"sparse gather over {nnz:.0f} synapses"
     return DenseAlgorithm(
-        name=f"RSGN forward ({config.mode} model, {what}), K = {config.n_steps} steps (torch)",
+        name=f"RSGN forward ({config.mode} model, {what}), K = {k} steps and the readout (torch)",
         phases=(
             Phase(
                 name="propagation step",
-                iterations=np.full(samples, passes, dtype=float),
+                iterations=np.full(samples, k, dtype=float),
                 flops=flops,
                 weight_bytes=BYTES * (weights + d * d),
                 sample_bytes=BYTES * 3.0 * n * d,
-                ops=ops,
+                ops=steps_ops / k if k else 0.0,
                 gemm_fraction=gemm / flops,
                 index_bytes=index,
             ),
+            Phase(
+                name="readout",
+                iterations=np.ones(samples, dtype=float),
+                flops=readout_flops,
+                weight_bytes=BYTES * (d * c + c),
+                sample_bytes=BYTES * (n * d + n + c),
+                ops=float(readout_ops),
+                gemm_fraction=(2.0 * d * c) / readout_flops,
+            ),
         ),
-        iterations_source="the model's K propagation steps (no tolerance: a fixed forward)",
+        iterations_source="the model's K propagation steps and one readout (no tolerance: a "
+        "fixed forward)",
         kernel=kernel,
     )
 

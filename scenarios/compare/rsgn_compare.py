@@ -100,6 +100,24 @@ def rsgn_chip_fit(params, config, tokens: np.ndarray, hw):
     return fit_graph(graph, hw, positions=params.positions)
 
 
+ENCODER_NOTE = (
+    "the encoder (spark MLP, ball projection, token-node distances, min over tokens, exp: each "
+    "sample's ignition) runs on the host, priced on neither side: both rows start from the "
+    "ignition and end with the class scores"
+)
+
+
+def rsgn_chip_row(graph, profile, hw, n_samples: int, positions, classes: int, fit=None):
+    """The RSGN chip row (scenarios/compare/chip_rows.chip_row) with its readout of `classes`
+    class scores priced and the encoder's place stated (ENCODER_NOTE)."""
+    row = chip_row(graph, profile, hw, n_samples, positions, fit=fit, classes=classes)
+    if not row.fits:
+        return row
+    took = f"{row.took}; {ENCODER_NOTE}"
+    others = tuple(dataclasses.replace(p, took=took) for p in row.placements)
+    return dataclasses.replace(row, took=took, placements=others)
+
+
 def rsgn_agreement(reference: np.ndarray, other: np.ndarray) -> dict:
     """Max / mean absolute score error and the fraction of samples with the same predicted class."""
     err = np.abs(reference - other)
@@ -129,7 +147,8 @@ def rsgn_cutoff_sweep(
         if not 0.0 <= float(c) < 1.0:
             raise AtomsparkError(f"cutoffs: each must lie in [0, 1), got {c!r}")
         scores, alpha, profiles, graph, _ = _rsgn_engine(params, config, tokens, cutoff=c)
-        costs = engine_costs(graph, profiles, hardware, gpu, len(tokens), params.positions)
+        costs = engine_costs(graph, profiles, hardware, gpu, len(tokens), params.positions,
+                             config.n_classes)  # fmt: skip
         rows.append(
             {
                 "cutoff": float(c),
@@ -154,7 +173,8 @@ def _rsgn_fixed_entry(params, config, x, labels, scores_t, scores_float, hardwar
     """The integer RSGN nodes (alpha Q.12, h Q.10, 8-bit weights) on the same samples: accuracy,
     agreement with torch and with the float engine, wraps and clips, chip costs."""
     scores, _, profiles, graph, wall = _rsgn_engine(params, config, x, fixed=True)
-    costs = engine_costs(graph, profiles, hardware, gpu, len(x), params.positions)
+    costs = engine_costs(graph, profiles, hardware, gpu, len(x), params.positions,
+                         config.n_classes)  # fmt: skip
     entry = engine_entry(
         costs, wall, mean_active_fraction(profiles), rsgn_agreement(scores_t, scores)
     )
@@ -175,7 +195,8 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
     labels, fixed_point = run.labels, run.fixed_point
     params, config = model
     scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
-    costs_e = engine_costs(graph_e, prof_e, run.hardware, run.gpu, len(x), params.positions)
+    costs_e = engine_costs(graph_e, prof_e, run.hardware, run.gpu, len(x), params.positions,
+                           config.n_classes)  # fmt: skip
     stage(f"{len(x)} sample(s) in torch on {run.device}")
     entry_t, (scores_t, _) = torch_backend(
         RSGN_TRAINER.forward, model, x, run.device, run.dtype, run.gpu,
@@ -213,9 +234,9 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
     chip_costs = chip.pop("_costs", None) or costs_e
     agreement = chip["agreement_vs_torch"]["decision_agreement"]
     variants = rsgn_gpu_variants(params, config, graph_e, x, agreement)
-    row = chip_row(
+    row = rsgn_chip_row(
         chip_costs["graph"], chip_costs["profile"], load_hardware(run.hardware), len(x),
-        params.positions,
+        params.positions, config.n_classes,
     )  # fmt: skip
     if cutoffs:
         stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")

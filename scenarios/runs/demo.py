@@ -18,14 +18,14 @@ from atomspark.networks.datasets import hierarchical_sequences, sparse_dictionar
 from atomspark.networks.sample_runner import vn_runner
 from atomspark.networks.vn import VNModel, learn_dictionary, settle
 from atomspark.scenarios.compare.activity_profile import priced_rates
-from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR, chip_row
+from atomspark.scenarios.compare.chip_rows import SETTLED_REL_ERROR
 from atomspark.scenarios.compare.gpu_variants import (
     rsgn_fp32_decisions,
     rsgn_gpu_variants,
     vn_gpu_variants,
 )
 from atomspark.scenarios.compare.ratio_plots import plot_ratios, plot_tornado
-from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_run
+from atomspark.scenarios.compare.rsgn_compare import rsgn_chip_row, rsgn_chip_run
 from atomspark.scenarios.compare.vn_compare import (
     FIXED_FRAC_BITS,
     fixed_point_note,
@@ -196,8 +196,8 @@ def rsgn_workload(params, cfg, tokens: np.ndarray, run: EngineRun, chip_hw, fit=
     and the chip-vs-GPU map (scenarios/compare/map_points.py) price RSGN by this function; `fit`:
     the fixed-point graph's fit, when made before the run (rsgn_compare.rsgn_chip_fit)."""
     scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)  # the exported fixed point
-    chip = chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions,
-                    fit=fit)  # fmt: skip
+    chip = rsgn_chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions,
+                         cfg.n_classes, fit=fit)  # fmt: skip
     fp32 = rsgn_fp32_decisions(params, cfg, tokens)
     agreement = float(np.mean(scores.argmax(1) == fp32))
     return chip, rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
