@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import harness
+import numpy as np
 
 SIZES = {250_000: 0.001, 1_000_000: 0.0002}
 
@@ -48,8 +49,12 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
     engine_s, eng = harness.time_once(lambda: Engine(graph))
     par = ParallelLIF(eng)
     split_s, split = harness.time_once(lambda: par.split(max(threads)))
-    graph_bytes = sum(p.indptr.nbytes + p.indices.nbytes + p.data.nbytes
-                      for p in graph.projections)  # fmt: skip
+    parts = {  # the graph's CSR storage by part, bytes
+        "offsets": sum(p.indptr.nbytes for p in graph.projections),
+        "indices": sum(p.indices.nbytes for p in graph.projections),
+        "weights": sum(p.data.nbytes for p in graph.projections),
+    }
+    graph_bytes = sum(parts.values())
     state_bytes = sum(a.nbytes for a in eng.state["cuba"].values())
     steps = cfg.steps(seconds)
     for t in threads:  # compile (or load from the cache) each path on this graph, untimed
@@ -67,6 +72,8 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
         "n": n, "p_conn": cfg.p_conn, "n_synapses": n_syn, "steps": steps, "seconds": seconds,
         "draw_s": draw_s, "graph_s": graph_s, "engine_s": engine_s, "block_split_s": split_s,
         "graph_bytes_per_synapse": graph_bytes / n_syn,
+        "graph_parts_bytes_per_synapse": {k: v / n_syn for k, v in parts.items()},
+        "uniform_weights": bool(np.all(~np.isnan(par.uniform))),
         "parallel_bytes_per_synapse": split.nbytes / n_syn, "blocks": split.blocks.size - 1,
         "state_bytes_per_neuron": state_bytes / n,
         "peak_rss_gb": _peak_rss_gb(), "peak_rss_bytes_per_synapse": _peak_rss_gb() * 2**30 / n_syn,

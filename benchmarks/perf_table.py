@@ -525,7 +525,28 @@ def scale_targets(res: dict) -> list[str]:
                 f"{r['peak_rss_gb']:.2f} GB for {r['seconds']:g} s of biological time "
                 f"(this machine: {res['machine']['memory_gib']} GiB)")  # fmt: skip
         out.append(line)
+        if (
+            int(n) == 1_000_000
+            and per > SCALE_TARGET_BYTES
+            and "graph_parts_bytes_per_synapse" in r
+        ):
+            out.append("  - " + _scale_memory_cause(r))
     return out
+
+
+def _scale_memory_cause(r: dict) -> str:
+    """Where the bytes per synapse go (measured from the arrays) and what would meet the target."""
+    part = r["graph_parts_bytes_per_synapse"]
+    text = (f"missed by {r['graph_bytes_per_synapse'] - SCALE_TARGET_BYTES:.2f} bytes: the graph "
+            f"stores {part['indices']:.2f} bytes of target index, {part['weights']:.2f} of weight "
+            f"and {part['offsets']:.2f} of row offsets per synapse")  # fmt: skip
+    if r.get("uniform_weights"):
+        text += (f"; every projection's weights are one value, which the parallel run's "
+                 f"regrouped copy stores once ({r['parallel_bytes_per_synapse']:.2f} bytes per "
+                 f"synapse, within the target), but the graph it is made from keeps one weight per "
+                 f"synapse: a graph that held a uniform weight once would need "
+                 f"{part['indices'] + part['offsets']:.2f} bytes (not built)")  # fmt: skip
+    return text
 
 
 def crossover_section(res: dict) -> list[str]:
