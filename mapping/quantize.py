@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
 
 MAX_FRAC_BITS = STATE_BITS - 2
+# the least share of samples on which a fixed-point model (or a bundle's readout on chip) must
+# decide as the float model, unless told otherwise (export --min-agreement, run_bundle.py)
+DEFAULT_MIN_AGREEMENT = 0.95
 
 
 @dataclass(frozen=True)

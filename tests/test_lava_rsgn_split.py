@@ -22,6 +22,7 @@ from test_rsgn_split_layout import (
     released_graph,
     small_graph,
 )
+from test_split_bundle import coarse_readout_rsgn  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.lava
 TWO_PART = {"split_w_h": True, "per_target_w": True}
@@ -103,6 +104,36 @@ def test_export_layout_split_verifies_on_lava_and_its_entry_point_runs(trained_f
     assert run.returncode == 0, run.stderr[-2000:]
     assert "stream of 3 samples on Lava in 1 run(s), read out by the bundle's readout" in run.stdout
     assert "per-sample reference runs: max |score error| 0 " in run.stdout
+
+
+def test_run_bundle_verify_holds_a_stream_to_the_readout_on_chip(coarse_readout_rsgn, tmp_path):  # noqa: F811
+    """run_bundle.py --verify of a stream fails below --min-agreement by the decisions of the
+    readout on chip (a planted disagreement: coarse cls_w), in one line; --accept-disagreement
+    passes, saying so; a bad --min-agreement is one line naming it."""
+    import subprocess
+    import sys
+
+    from atomspark.scenarios.cli.main import main
+
+    pytest.importorskip("lava")
+    model, tokens = coarse_readout_rsgn
+    out = tmp_path / "out"
+    argv = ["export", str(model), "--to", "lava", "--fixed", "--split-w-h", "--layout", "split"]
+    assert main(argv + ["--input", str(tokens), "--out", str(out), "--accept-disagreement"]) == 0
+    cmd = [sys.executable, str(out / "run_bundle.py"), "--steps", "4", "--inputs", str(tokens),
+           "--model", str(model), "--verify"]  # fmt: skip
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stderr[-2000:]
+    assert "max |score error| 0 " in run.stdout
+    assert "decisions of the readout on chip agree with the float engine on" in run.stdout
+    assert "(below --min-agreement 95 %); FAIL" in run.stdout
+    run = subprocess.run(cmd + ["--accept-disagreement"], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert run.returncode == 0 and "accepted (--accept-disagreement)" in run.stdout
+    run = subprocess.run(cmd + ["--min-agreement", "2"], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert run.returncode == 2 and run.stderr.strip().count("\n") == 0
+    assert "--min-agreement: must be a fraction in [0, 1]" in run.stderr
 
 
 @pytest.mark.parametrize("fixed", [True, False])

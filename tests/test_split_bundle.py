@@ -128,3 +128,56 @@ def test_a_stream_of_samples_runs_through_the_split_bundle(trained_file, tmp_pat
         assert np.array_equal(acc, engine_scores(sb.readout, *ints, sb.readout_groups())[0])
     agree = np.mean(result.scores.argmax(1) == result.float_scores.argmax(1))
     assert result.decision_agreement == agree and result.overflows == 0
+
+
+@pytest.fixture
+def coarse_readout_rsgn(tmp_path):
+    """An RSGN whose classifier adds 1e4 x feature 0 to every class: the float decisions are
+    unchanged (the same term in every score), and so are the integer engine's with the float
+    classifier, but the readout on chip holds cls_w in two 8-bit parts under one exponent, so
+    every other weight falls below its resolution and its decisions are lost: a planted
+    disagreement only the readout on chip shows."""
+    from atomspark.networks import rsgn
+
+    cfg = rsgn.RSGNConfig(
+        mode="published", n_nodes=24, dim=2, d_hidden=8, d_in=6, n_classes=3, n_steps=3
+    )
+    params = rsgn.init_params(cfg, seed=0)
+    params.cls_w = params.cls_w + np.where(np.arange(cfg.d_hidden) == 0, 1e4, 0.0)[:, None]
+    path = tmp_path / "coarse.npz"
+    rsgn.save_model(path, params, cfg)
+    np.save(tmp_path / "tokens.npy", np.random.default_rng(3).standard_normal((20, 10, 6)))
+    return path, tmp_path / "tokens.npy"
+
+
+def test_the_export_is_held_to_the_readout_on_chip(coarse_readout_rsgn, tmp_path, capsys):
+    """A split export with a readout on chip is refused below --min-agreement by the decisions
+    of that readout's integer scores over the samples (not the host readout's), leaving
+    nothing written; the node layout (host readout) keeps them and is written."""
+    from atomspark.mapping.lava.split_bundle import stream_agreement
+    from atomspark.mapping.lava.split_stream import run_stream
+    from atomspark.networks import rsgn
+
+    model, tokens = coarse_readout_rsgn
+    argv = ["export", str(model), "--to", "lava", "--fixed", "--split-w-h", "--input", str(tokens)]
+    out = tmp_path / "out"
+    assert main(argv + ["--layout", "split", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "readout on chip: its integer scores' decisions agree" in err
+    assert "of 20 sample(s) (below --min-agreement 95 %)" in err and not out.exists()
+    assert main(argv + ["--layout", "node", "--out", str(tmp_path / "node")]) == 0
+    assert "decisions agree with float on 100.0 % of 20" in capsys.readouterr().out
+    assert main(argv + ["--layout", "split", "--out", str(out), "--accept-disagreement"]) == 0
+    result = json.loads((out / "export.json").read_text())
+    chip = result["quantization"]["chip_readout"]
+    assert result["quantization"]["decision_agreement"] == 1.0  # the host readout's
+    assert not result["agreement"]["passed"] and result["agreement"]["agreement"] < 0.95
+    assert chip["decision_agreement"] == result["agreement"]["agreement"] and chip["samples"] == 20
+    # the bundle written holds that readout: its stream's decisions are the ones measured
+    params, config = rsgn.load_model(model)
+    stream = run_stream(load_split_bundle(out), params, config, np.load(tokens))
+    assert stream.decisions.tolist() == chip["decisions"]
+    assert stream.decisions.tolist() == stream.accumulator.argmax(1).tolist()
+    refused = stream_agreement(stream, 0.95)
+    assert not refused["passed"] and "the readout on chip" in refused["message"]
+    assert stream_agreement(stream, 0.95, accept=True)["passed"]

@@ -82,13 +82,12 @@ class SplitBundle:
         return readout_groups(self.cores(), self.model.d, group)
 
 
-def export_split(
-    net: LavaNet, out_dir: str | Path, hardware: str = "loihi2", classifier=None
-) -> Path:
-    """Write `net` (one RSGN population) as a split bundle whose block sizes are the search's
-    for `hardware`; refuses, naming why, when no block size fits. `classifier` (the model's
-    parameters: cls_w, cls_b, ln_gain, ln_bias) adds the readout as chip processes
-    (mapping/split_readout.py), quantised when `net` is fixed point."""
+def plan_split(net: LavaNet, hardware: str = "loihi2", classifier=None) -> SplitBundle:
+    """The split bundle export_split would write for `net`, in memory (nothing written): the
+    search's block sizes and node order for `hardware` and, with `classifier` (the model's
+    parameters: cls_w, cls_b, ln_gain, ln_bias), the readout as chip processes
+    (mapping/split_readout.py), quantised when `net` is fixed point. Refuses, naming why, when
+    no block size fits."""
     hw = _hardware(hardware)
     model = split_model(net)
     search = search_blocks(model, hw)
@@ -102,24 +101,36 @@ def export_split(
         group = readout_group_size(nb, model.d, hw)
         readout = quantize_readout(classifier, model.arithmetic == "fixed", model.n, group * nb)
         readout = replace(readout, node_cores_per_group=group)
+    return SplitBundle(net, model, search.blocks, search.order, hw.name, readout)
+
+
+def export_split(
+    net: LavaNet, out_dir: str | Path, hardware: str = "loihi2", classifier=None
+) -> Path:
+    """Write `net` (one RSGN population) as the split bundle plan_split lays out for `hardware`
+    (with the readout of `classifier` on chip processes when given)."""
+    hw = _hardware(hardware)
+    plan = plan_split(net, hw, classifier)
+    model, readout = plan.model, plan.readout
+    costs = split_core_costs(model, plan.blocks, plan.order, hw)
     out = export_lava(net, out_dir)
     meta = json.loads((out / META_FILE).read_text(encoding="utf-8"))
     meta["layout"] = SPLIT_LAYOUT
-    meta["split"] = _section(model, search.blocks, search.order, search.costs, hw)
+    meta["split"] = _section(model, plan.blocks, plan.order, costs, hw)
     if readout is not None:
-        meta["split"]["readout"] = _readout_section(model, readout, search, hw)
+        meta["split"]["readout"] = _readout_section(model, readout, plan, hw)
     meta["hardware_run"] = _hardware_run(net.arithmetic, meta["split"])
     atomic_write_text(out / META_FILE, json.dumps(meta, indent=2))
     atomic_write_text(out / ENTRY_FILE, _ENTRY_SOURCE)
     return out
 
 
-def _readout_section(model: SplitModel, readout: Readout, search, hw) -> dict:
+def _readout_section(model: SplitModel, readout: Readout, plan: SplitBundle, hw) -> dict:
     """metadata.json's split.readout: the weights, the processes on their cores, the cores'
     costs and the product's microcode (per sample)."""
     parts = len(readout.parts())
-    _, costs = readout_cores(model.n, model.d, search.blocks, search.order, readout.classes,
-                             parts, hw)  # fmt: skip
+    _, costs = readout_cores(model.n, model.d, plan.blocks, plan.order, readout.classes, parts,
+                             hw)  # fmt: skip
     partial = "GradedVec" if readout.fixed else "Sparse (cls_w per node, float)"
     procs = [{"name": f"readout{g}", "lava_process": partial, "core": c.core}
              for g, c in enumerate(costs[:-1])] if readout.fixed else []  # fmt: skip
@@ -421,8 +432,21 @@ def verify_split(bundle_dir: str | Path, steps: int, merged: bool | None = None)
 
 
 def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
-    """run_bundle.py of a split bundle: run it on Lava (with --verify, against the engine)."""
+    """run_bundle.py of a split bundle: run it on Lava (with --verify, against the engine); bad
+    input is one line naming it (exit status 2)."""
+    import sys
+
+    try:
+        return _run_cli(bundle_dir, argv)
+    except AtomsparkError as exc:
+        print(f"run_bundle.py: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_cli(bundle_dir: Path, argv: list[str]) -> int:
     import argparse
+
+    from atomspark.mapping.quantize import DEFAULT_MIN_AGREEMENT
 
     parser = argparse.ArgumentParser(description="Run an atomspark split RSGN Lava bundle")
     parser.add_argument("--steps", type=int, required=True, help="engine steps: K + 1")
@@ -434,7 +458,15 @@ def split_run_cli(bundle_dir: Path, argv: list[str]) -> int:
     parser.add_argument("--inputs", type=Path, default=None,
                         help="a stream: token sequences (B, L, d_in) .npy, with --model")  # fmt: skip
     parser.add_argument("--model", type=Path, default=None, help="the model file (encoder)")
+    parser.add_argument("--min-agreement", type=float, default=DEFAULT_MIN_AGREEMENT,
+                        help="a stream with --verify: the least share of samples on which the "
+                        "readout on chip decides as the float engine (default 0.95)")  # fmt: skip
+    parser.add_argument("--accept-disagreement", action="store_true",
+                        help="a stream with --verify: pass below --min-agreement")  # fmt: skip
     args = parser.parse_args(argv)
+    if not 0.0 <= args.min_agreement <= 1.0:
+        raise AtomsparkError(f"--min-agreement: must be a fraction in [0, 1], got "
+                             f"{args.min_agreement!r}")  # fmt: skip
     if args.inputs is not None:
         return _stream_cli(bundle_dir, args)
     if args.loihi2:
@@ -484,5 +516,24 @@ def _stream_cli(bundle_dir: Path, args) -> int:
         err = float(np.abs(result.scores - ref.scores).max())
         print(f"verify against the per-sample reference runs: max |score error| {err:.3g} "
               f"(tolerance {tol:.3g})")  # fmt: skip
-        return 0 if err <= tol else 1
+        agreed = stream_agreement(result, args.min_agreement, args.accept_disagreement)
+        print(agreed["message"])
+        return 0 if err <= tol and agreed["passed"] else 1
     return 0
+
+
+def stream_agreement(result, min_agreement: float, accept: bool = False) -> dict:
+    """Whether a stream's decisions (a StreamResult's: the readout on chip's integer scores
+    where the bundle has one) keep the float engine's on at least `min_agreement` of its samples;
+    `accept`: passes below it, saying so. {passed, agreement, min_agreement, message}."""
+    value = result.decision_agreement
+    ok = value >= min_agreement
+    who = "the readout on chip" if result.accumulator is not None else "the host readout"
+    message = (
+        f"decisions of {who} agree with the float engine on {100 * value:.1f} % of "
+        f"{len(result.decisions)} sample(s) ({'at least' if ok else 'below'} --min-agreement "
+        f"{100 * min_agreement:g} %)"
+        + ("" if ok else "; accepted (--accept-disagreement)" if accept else "; FAIL")
+    )
+    return {"passed": ok or accept, "agreement": value, "min_agreement": min_agreement,
+            "message": message}  # fmt: skip

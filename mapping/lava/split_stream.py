@@ -29,8 +29,15 @@ class StreamResult:
     lava_runs: int = 0  # Lava runs it took (one for a stream through a bundle with a readout)
 
     @property
+    def decisions(self) -> np.ndarray:
+        """Per sample the class the bundle decides: the chip readout's integer scores' argmax
+        where it has one (the same as its float units'), else the host readout's."""
+        return (self.scores if self.accumulator is None else self.accumulator).argmax(1)
+
+    @property
     def decision_agreement(self) -> float:
-        return float(np.mean(self.scores.argmax(1) == self.float_scores.argmax(1)))
+        """The share of samples on which the bundle decides as the float engine does."""
+        return float(np.mean(self.decisions == self.float_scores.argmax(1)))
 
 
 def encoded_states(model, params, config, tokens) -> tuple[list[dict], np.ndarray, int]:

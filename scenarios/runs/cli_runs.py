@@ -262,8 +262,9 @@ def add_export_parser(sub) -> None:
         type=float,
         default=None,
         help="--fixed: the least share of samples (builtin: at least 32) on which the integer "
-        "model makes the float model's decision (RSGN: class; VN: active atoms); below it the "
-        "export is refused unless --accept-disagreement (default 0.95)",
+        "model makes the float model's decision (RSGN: class, read by the bundle's readout on "
+        "chip in the split layout; VN: active atoms); below it the export is refused unless "
+        "--accept-disagreement (default 0.95)",
     )
     exp.add_argument(
         "--accept-disagreement",

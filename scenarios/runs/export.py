@@ -11,6 +11,7 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
+from atomspark.mapping.quantize import DEFAULT_MIN_AGREEMENT
 from atomspark.scenarios.runs.engine import (
     LoadedModel,
     engine_side,
@@ -22,6 +23,7 @@ from atomspark.scenarios.runs.quantize_sides import (
     has_split_layout,
     quantize_side,
     split_classifier,
+    split_stream,
 )
 from atomspark.sim.core import AtomsparkError, atomic_write_text, require_int
 from atomspark.sim.graph import Graph
@@ -29,7 +31,6 @@ from atomspark.sim.progress import Stages
 from atomspark.sim.run_folder import finish_run, prepare_run_folder
 
 TARGETS = ("lava", "nir", "networkx")
-DEFAULT_MIN_AGREEMENT = 0.95
 
 
 def graph_for_first_input(loaded: LoadedModel, samples: np.ndarray) -> Graph:
@@ -93,7 +94,7 @@ def export_model(
     elif fixed:
         graph = _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stage,
                           log, result, (split_w_h, per_target_w, verify, min_agreement,
-                                        accept_disagreement))  # fmt: skip
+                                        accept_disagreement, split, hardware))  # fmt: skip
     out = prepare_run_folder(out, "export", "overwrite" if overwrite else "new")
     if report and not split:
         stage(f"placing the graph on {hardware} cores and checking its limits")
@@ -130,10 +131,12 @@ def export_model(
 
 def _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stage, log,
               result: dict, options: tuple) -> Graph:  # fmt: skip
-    """The integer graph; its quantisation report and agreement go into `result`. Below
-    --min-agreement the export is refused before anything is written, unless --verify (which
-    records it and fails later) or --accept-disagreement."""
-    split_w_h, per_target_w, verify, min_agreement, accept_disagreement = options
+    """The integer graph; its quantisation report and agreement go into `result`. A split bundle
+    with a readout on chip is held to the decisions of that readout's integer scores over the
+    same samples (_chip_readout), any other to the integer engine's. Below --min-agreement the
+    export is refused before anything is written, unless --verify (which records it and fails
+    later) or --accept-disagreement."""
+    split_w_h, per_target_w, verify, min_agreement, accept_disagreement, split, hardware = options
     side = quantize_side(loaded.kind)
     measured = _agreement_samples(inputs, samples, loaded, model_path, log)
     what = side.measured_over(len(measured), steps)
@@ -141,7 +144,14 @@ def _quantize(loaded, model_path, inputs, samples, graph, steps, frac_bits, stag
     graph, result["quantization"] = side.quantize(
         loaded.model, graph, measured, steps, frac_bits, log, split_w_h, per_target_w
     )
-    check = _agreement(loaded.kind, result["quantization"], min_agreement)
+    key, what = quantize_side(loaded.kind).agreement
+    q = result["quantization"]
+    check = _agreement(float(q[key]), what, q.get("samples"), min_agreement)
+    chip = _chip_readout(loaded, graph, hardware, measured) if split else None
+    if chip is not None:
+        q["chip_readout"] = chip
+        check = _agreement(chip["decision_agreement"], CHIP_READOUT_AGREEMENT, len(measured),
+                           min_agreement)  # fmt: skip
     if verify:
         result["verify"] = check
     elif not check["passed"] and not accept_disagreement:
@@ -335,13 +345,37 @@ def require_fraction(name: str, value) -> float:
     return x
 
 
-def _agreement(kind: str, quantization: dict, min_agreement: float) -> dict:
+CHIP_READOUT_AGREEMENT = "readout on chip: its integer scores' decisions agree with float on"
+
+
+def _chip_readout(loaded: LoadedModel, graph: Graph, hardware: str, samples) -> dict | None:
+    """The split bundle's on-chip readout over `samples` (None: the family's split bundle has no
+    readout): its decision agreement with the float model and the sums that left their format,
+    from the bundle's NumPy reference (bit for bit the Lava run's), before anything is written."""
+    from atomspark.mapping.lava.bundle import from_graph
+    from atomspark.mapping.lava.split_bundle import plan_split
+
+    classifier = split_classifier(loaded.kind, loaded.model)
+    if classifier is None:
+        return None
+    plan = plan_split(from_graph(graph), hardware, classifier)
+    stream = split_stream(loaded.kind, loaded.model, plan, samples)
+    if stream is None:
+        return None
+    return {
+        "decision_agreement": stream.decision_agreement,
+        "samples": len(stream.decisions),
+        "overflows": int(stream.overflows),
+        "decisions": stream.decisions.tolist(),
+    }
+
+
+def _agreement(value: float, what: str, n: int | None, min_agreement: float) -> dict:
     """Whether the integer model keeps the float model's decisions well enough to pass --verify:
-    {passed, agreement, min_agreement, message}."""
-    key, what = quantize_side(kind).agreement
-    value = float(quantization[key])
+    {passed, agreement, min_agreement, message}; `what` names the agreement measured over `n`
+    samples."""
+    value = float(value)
     passed = value >= min_agreement
-    n = quantization.get("samples")
     message = (
         f"quantisation: fixed-point {what} {100 * value:.1f} % "
         + (f"of {n} sample(s) " if n is not None else "")

@@ -22,13 +22,16 @@ class QuantizeSide:
     model's decisions; measured_over(n_samples, steps): what the error is measured over;
     split_layout: its Lava export can be written in the split layout (mapping/lava/rsgn_split);
     split_classifier(model): the parameters its split bundle's readout takes (cls_w, cls_b,
-    ln_gain, ln_bias; mapping/split_readout.py)."""
+    ln_gain, ln_bias; mapping/split_readout.py); split_stream(model, bundle, samples): the
+    samples through a split bundle (mapping/lava/split_stream.run_stream's StreamResult, its
+    NumPy reference, which equals Lava bit for bit)."""
 
     quantize: Callable[..., tuple[Graph, dict]]
     agreement: tuple[str, str]
     measured_over: Callable[[int, int], str]
     split_layout: bool = False
     split_classifier: Callable[[object], object] | None = None
+    split_stream: Callable[[object, object, np.ndarray], object] | None = None
 
 
 _SIDES: dict[str, QuantizeSide] = {}
@@ -61,6 +64,22 @@ def split_classifier(family: str, model):
     """The readout parameters of a split bundle of `model` (None: the family has none)."""
     side = _SIDES.get(family)
     return None if side is None or side.split_classifier is None else side.split_classifier(model)
+
+
+def split_stream(family: str, model, bundle, samples: np.ndarray):
+    """`samples` through the split bundle `bundle` of `model` (None: the family has no stream)."""
+    side = _SIDES.get(family)
+    return (
+        None
+        if side is None or side.split_stream is None
+        else side.split_stream(model, bundle, samples)
+    )
+
+
+def _rsgn_stream(model, bundle, samples: np.ndarray):
+    from atomspark.mapping.lava.split_stream import run_stream
+
+    return run_stream(bundle, *model, samples)
 
 
 def _quantize_vn(
@@ -123,5 +142,6 @@ register_quantize_side(
         lambda n_samples, steps: f"{n_samples} sample(s)",
         split_layout=True,
         split_classifier=lambda model: model[0],
+        split_stream=_rsgn_stream,
     ),
 )
