@@ -87,6 +87,9 @@ class ChipRow:
     # silicon fit); a constant not named here is tried at SCALES
     bands: dict = field(default_factory=dict, compare=False)
     bias: str = ""  # the direction of the bias left in the headline (mapping/chip_bands.py)
+    # the class scores are computed on the chip and priced in this row (the GPU's side then
+    # prices its readout too; otherwise neither side does)
+    readout_on_chip: bool = False
 
     def options(self) -> tuple:
         return self.placements or (self,)

@@ -58,6 +58,7 @@ def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
     assert len(readout) == len(split["readout"]["cores"]) >= 2
     assert row.cores == len(costs) + len(readout) == len(on_chip)
     assert "readout of 3 class scores on chip" in row.took and "encoder" in row.took
+    assert row.readout_on_chip and all(p.readout_on_chip for p in row.options())
     # chip time steps of a stream: the load (the reset phase) and the ignition's emit, then the
     # bundle's schedule per model step
     per_step = split["schedule"]["chip_steps_per_model_step"]
@@ -159,3 +160,18 @@ def test_the_readout_cores_are_priced_per_sample():
     idle = compartments * (prof.steps - 3) * e.update_idle
     assert updates * 3 == pytest.approx(active + idle)
     assert readout_steps(prof.steps, 3).tolist() == [4, 9, 14]
+
+
+def test_a_node_layout_row_reads_out_on_the_host_and_says_so():
+    """Where the node layout fits, its bundle holds no readout on chip: the row prices none and
+    flags it, so the GPU's side leaves its readout out too (rsgn_gpu_variants' readout)."""
+    cfg = rsgn.RSGNConfig(mode="published", n_nodes=20, d_hidden=8, n_classes=3, n_steps=4)
+    params = rsgn.init_params(cfg, seed=1)
+    tokens = hierarchical_sequences(n=2, length=12, dim=cfg.d_in, n_classes=3, seed=1).tokens
+    _, graph, profiles = rsgn_chip_run(params, cfg, tokens)
+    hw = load_hardware("loihi2")
+    row = rsgn_chip_row(graph, concat_profiles(profiles), hw, 2, params.positions, 3)
+    bare = chip_row(graph, concat_profiles(profiles), hw, 2, params.positions)
+    assert row.fits and not row.took.startswith("split") and not row.readout_on_chip
+    assert "on the host" in row.took and "priced on neither side" in row.took
+    assert row.cores == bare.cores and row.dynamic_j == pytest.approx(bare.dynamic_j)

@@ -163,11 +163,14 @@ def chip_row(
     detail = stop_detail or f"{rep.steps / n_samples:.0f} steps per sample"
     if rep.chip_steps != rep.steps:  # several chip time steps per model step (split RSGN)
         detail += f" ({rep.chip_steps_per_sample:.0f} chip time steps)"
-    rows = [_priced_row(rep, hw, n_samples, took, stop_rule, detail)]
+    on_chip = bool(classes) and fit.split is not None
+    rows = [replace(_priced_row(rep, hw, n_samples, took, stop_rule, detail),
+                    readout_on_chip=on_chip)]  # fmt: skip
     for placement in fit.candidates[1:]:
         _, other = chip_cost(graph, profile, hw, n_samples, static_scope="device",
                              fit=replace(fit, placement=placement), classes=classes)  # fmt: skip
-        rows.append(_priced_row(other, hw, n_samples, took, stop_rule, detail))
+        rows.append(replace(_priced_row(other, hw, n_samples, took, stop_rule, detail),
+                            readout_on_chip=on_chip))  # fmt: skip
     return replace(rows[0], placements=tuple(rows) if len(rows) > 1 else ())
 
 
@@ -177,7 +180,7 @@ def readout_note(fit: Fit, rep, classes: int) -> list[str]:
         return []
     if fit.split is None:
         return [f"readout of {classes} class scores on the host (the {fit.layout} layout's "
-                "bundle holds none on chip): not priced on the chip side"]  # fmt: skip
+                "bundle holds none on chip): priced on neither side"]  # fmt: skip
     extra = rep.cores_used - len(fit.split.costs)
     return [f"readout of {classes} class scores on chip: {extra} readout cores (feature partials "
             "and accumulators, mapping/readout_price.py) priced with the layout's "

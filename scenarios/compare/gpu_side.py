@@ -183,7 +183,7 @@ def vn_algorithm(model: VNModel, matched: MatchedSettle) -> DenseAlgorithm:
 
 
 def rsgn_algorithm(
-    params, config, graph: Graph, samples: int, kernel: str = "dense"
+    params, config, graph: Graph, samples: int, kernel: str = "dense", readout: bool = True
 ) -> DenseAlgorithm:
     """The forward as released, from the ignition to the class scores, as the chip rows price
     it: K propagation steps per sample, then the readout. Per step and sample: messages W^T x
@@ -192,10 +192,12 @@ def rsgn_algorithm(
     index each); then W_h (a dense d x d product per node) and ~4 element-wise ops per state
     entry; states read and written once (3 N d values). The readout, once per sample:
     F = sum_j alpha_j h_j (2 N d FLOPs) and F cls_w + cls_b (2 d C + C), cls_w read once per
-    batch. Ops (kernel launches): per step the torch forward's ops in its K steps / K, the
-    readout's own (TorchRSGN.readout). The encoder (each sample's ignition) and the weights'
+    batch; `readout` False: left out, as where the chip's bundle reads out on the host (the
+    node layout). Ops (kernel launches): per step the torch forward's ops in its K steps / K,
+    the readout's own (TorchRSGN.readout). The encoder (each sample's ignition) and the weights'
     preparation are priced on neither side (the chip's bundle takes the ignition from the host:
-    scenarios/compare/rsgn_compare.ENCODER_NOTE)."""
+    scenarios/compare/rsgn_compare.ENCODER_NOTE). K = 0 (ignition, then readout) is priced as
+    one pass of a step's work and the ignition's ops."""
     n, d = graph.total_units, unit_width(graph)
     c = int(config.n_classes)
     nnz = float(sum(p.n_synapses for p in graph.projections))
@@ -212,21 +214,23 @@ def rsgn_algorithm(
     dtype = module.positions.dtype
     tokens = torch.zeros(1, 4, config.d_in, dtype=dtype)
     k = int(config.n_steps)
-    steps_ops = count_ops(lambda: module(tokens)) - count_ops(lambda: module(tokens, n_steps=0))
+    outside = count_ops(lambda: module(tokens, n_steps=0))  # the ignition and the readout
+    steps_ops = count_ops(lambda: module(tokens)) - outside
     alpha, h = torch.zeros(1, n, dtype=dtype), torch.zeros(1, n, d, dtype=dtype)
     readout_ops = count_ops(lambda: module.readout(alpha, h))
     readout_flops = 2.0 * n * d + 2.0 * d * c + c
     what = "dense N x N messages" if kernel == "dense" else f"sparse gather over {nnz:.0f} synapses"
     return DenseAlgorithm(
-        name=f"RSGN forward ({config.mode} model, {what}), K = {k} steps and the readout (torch)",
+        name=f"RSGN forward ({config.mode} model, {what}), K = {k} steps"
+        + (" and the readout (torch)" if readout else " (torch; readout on the host)"),
         phases=(
             Phase(
                 name="propagation step",
-                iterations=np.full(samples, k, dtype=float),
+                iterations=np.full(samples, max(k, 1), dtype=float),
                 flops=flops,
                 weight_bytes=BYTES * (weights + d * d),
                 sample_bytes=BYTES * 3.0 * n * d,
-                ops=steps_ops / k if k else 0.0,
+                ops=steps_ops / k if k else outside - readout_ops,
                 gemm_fraction=gemm / flops,
                 index_bytes=index,
             ),
@@ -239,7 +243,7 @@ def rsgn_algorithm(
                 ops=float(readout_ops),
                 gemm_fraction=(2.0 * d * c) / readout_flops,
             ),
-        ),
+        )[: 2 if readout else 1],
         iterations_source="the model's K propagation steps and one readout (no tolerance: a "
         "fixed forward)",
         kernel=kernel,
@@ -387,9 +391,11 @@ def rsgn_gpu_side(
     chip_energy_j: float,
     chip_time_s: float,
     device: torch.device,
+    readout: bool = True,
 ) -> dict:
-    """The published RSGN forward on the same samples, priced (and measured on CUDA)."""
-    alg = rsgn_algorithm(params, config, graph, len(x))
+    """The published RSGN forward on the same samples, priced (and measured on CUDA); readout:
+    rsgn_algorithm's."""
+    alg = rsgn_algorithm(params, config, graph, len(x), readout=readout)
 
     def make_work(batch: int):
         module = rsgn_to_torch(params, config).to(device=device, dtype=torch.float32).eval()

@@ -89,14 +89,18 @@ def rsgn_gpu_variants(
     x: np.ndarray,
     chip_agreement: float,
     precisions: tuple[str, ...] = PRECISIONS,
+    readout: bool = True,
 ) -> list[GPUVariant]:
     """The forward at each precision and kernel; a precision reaches the chip's accuracy when its
     predicted classes agree with the fp32 forward on at least the share of samples the chip's
-    run agrees with it (`chip_agreement`)."""
+    run agrees with it (`chip_agreement`); readout: priced as the chip row prices its own
+    (gpu_side.rsgn_algorithm)."""
     module = rsgn_to_torch(params, config).to(torch.float32).eval()
     tokens = torch.from_numpy(np.asarray(x, dtype=np.float32))
     fp32 = rsgn_decisions(module, tokens, "fp32")
-    algorithms = {k: rsgn_algorithm(params, config, graph, len(x), k) for k in RSGN_KERNELS}
+    algorithms = {
+        k: rsgn_algorithm(params, config, graph, len(x), k, readout) for k in RSGN_KERNELS
+    }
     out = []
     for p in precisions:
         agree = float(np.mean(rsgn_decisions(module, tokens, p) == fp32))

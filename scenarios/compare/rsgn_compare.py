@@ -217,11 +217,16 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
         )
     chip_name = "engine_fixed" if fixed_point else "engine_float"  # the chip runs fixed point
     chip = backends[chip_name]
+    chip_costs = chip.pop("_costs", None) or costs_e
+    row = rsgn_chip_row(
+        chip_costs["graph"], chip_costs["profile"], load_hardware(run.hardware), len(x),
+        params.positions, config.n_classes,
+    )  # fmt: skip
     stage("the GPU's own algorithm on the same samples")
     if chip["fits"]:
         report["gpu_fair"] = rsgn_gpu_side(
             params, config, graph_e, x, run.gpu, chip["energy_per_sample_j"],
-            chip["latency_per_sample_s"], run.device,
+            chip["latency_per_sample_s"], run.device, row.readout_on_chip,
         )  # fmt: skip
         report["gpu_fair"]["chip_backend"] = chip_name
         report["gpu_fair"]["accuracy"] = {  # the two sides need not agree: say both
@@ -231,13 +236,9 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
             + chip_name
             + " (fixed point can differ: docs/lava.md)",
         }
-    chip_costs = chip.pop("_costs", None) or costs_e
     agreement = chip["agreement_vs_torch"]["decision_agreement"]
-    variants = rsgn_gpu_variants(params, config, graph_e, x, agreement)
-    row = rsgn_chip_row(
-        chip_costs["graph"], chip_costs["profile"], load_hardware(run.hardware), len(x),
-        params.positions, config.n_classes,
-    )  # fmt: skip
+    variants = rsgn_gpu_variants(params, config, graph_e, x, agreement,
+                                 readout=row.readout_on_chip)  # fmt: skip
     if cutoffs:
         stage(f"event-cutoff sweep ({len(cutoffs)} cutoffs)")
         report["cutoff_sweep"] = rsgn_cutoff_sweep(

@@ -200,7 +200,9 @@ def rsgn_workload(params, cfg, tokens: np.ndarray, run: EngineRun, chip_hw, fit=
                          cfg.n_classes, fit=fit)  # fmt: skip
     fp32 = rsgn_fp32_decisions(params, cfg, tokens)
     agreement = float(np.mean(scores.argmax(1) == fp32))
-    return chip, rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement)
+    variants = rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement,
+                                 readout=chip.readout_on_chip)  # fmt: skip
+    return chip, variants
 
 
 def run_demo(
