@@ -58,7 +58,9 @@ PROCESS_CLASS = {"sum": "RSGNMessageSum", "transform": "RSGNTransform", "norm": 
 MAX_NODES = 1 << 20  # a bundle's node order is read only up to this size
 ENCODING = (
     "host: each sample's ignition (alpha0, h0) is computed on the host from its tokens (the "
-    "model file's encoder) and loaded as the programs' initial state; not a chip process"
+    "model file's encoder) and loaded as the programs' initial state; not a chip process (no "
+    "program computes GELU, tanh, the ball projection, the token-node distances, their minimum "
+    "or exp), so priced on neither side of the chip-vs-GPU rows"
 )
 
 
