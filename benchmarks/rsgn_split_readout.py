@@ -4,8 +4,10 @@ sample set the agreement of its class scores and decisions: the split schedule's
 read out by the readout's processes against the engine-side integer counterpart (the same sums
 from the integer engine's final state), its decisions against the float engine's and against
 the host readout of the same integer states; with --lava N, a stream of N samples in ONE Lava
-run against the per-sample reference runs. Integer nodes with W_h in two 8-bit parts and W's
-exponent per target node (export --fixed --split-w-h --per-target-w).
+run against the per-sample reference runs; and the same samples encoded by the integer
+encoder's reference (mapping/fixed_encoder.py, not on chip) instead of the host. Integer nodes
+with W_h in two 8-bit parts and W's exponent per target node (export --fixed --split-w-h
+--per-target-w).
 
     python benchmarks/rsgn_split_readout.py [MODEL ...] [--samples 32] [--lava 3]
     python benchmarks/rsgn_split_readout.py --table      # the table in docs/lava.md
@@ -119,6 +121,7 @@ def evaluate(name: str, samples: int, lava: int) -> dict:
         "host_readout_vs_float_decisions": float(np.mean(host == decisions)),
         "reference_cpu_s": reference_cpu,
     }
+    row["fixed_encoder"] = fixed_encoder_row(sb, params, config, tokens, stream)
     if lava:
         t0 = time.perf_counter()
         on_lava = run_stream(sb, params, config, tokens[:lava], lava=True)
@@ -134,6 +137,28 @@ def evaluate(name: str, samples: int, lava: int) -> dict:
     return row
 
 
+def fixed_encoder_row(sb, params, config, tokens, stream) -> dict:
+    """The same samples encoded by the integer reference (mapping/fixed_encoder.py, not on chip)
+    instead of the host: its ignition against the host's rounded one (in units of the last
+    bit: alpha Q.12, h Q.10) and the decisions of the readout on chip from it."""
+    from atomspark.mapping.lava.split_stream import encoded_states, run_stream
+
+    host, _, _ = encoded_states(sb.model, params, config, tokens)
+    fixed, _, _ = encoded_states(sb.model, params, config, tokens, encoder="fixed")
+    t0 = time.process_time()
+    run = run_stream(sb, params, config, tokens, encoder="fixed")
+    return {
+        "max_alpha_error_lsb": int(
+            max(np.abs(a["alpha"] - b["alpha"]).max() for a, b in zip(host, fixed))
+        ),  # fmt: skip
+        "max_h_error_lsb": int(max(np.abs(a["h"] - b["h"]).max() for a, b in zip(host, fixed))),
+        "chip_vs_float_decisions": run.decision_agreement,
+        "same_decisions_as_host_encoding": float(np.mean(run.decisions == stream.decisions)),
+        "overflows": run.overflows,
+        "reference_cpu_s": time.process_time() - t0,
+    }
+
+
 def _pct(v: float) -> str:
     return f"{100 * v:.1f} %"
 
@@ -144,8 +169,10 @@ def table(results: dict) -> str:
         "| model | N, d, classes, K | cores: network + readout (fit margin, tightest) "
         "| samples | reference = engine-side integer readout | chip readout vs float engine: "
         "same class | host readout of the integer states vs float: same class "
-        "| stream on Lava: samples in one run, scores identical to per-sample runs |\n"
-        "|---|---|---|---|---|---|---|---|\n"
+        "| stream on Lava: samples in one run, scores identical to per-sample runs "
+        "| integer encoder (reference, not on chip): ignition error alpha / h (last bits), chip "
+        "readout vs float: same class |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for name, r in results["models"].items():
@@ -167,7 +194,7 @@ def table(results: dict) -> str:
             f"({'fits' if r['fits'] else 'does not fit'}, {_pct(margin)}) | {r['samples']} "
             f"| {_pct(r['reference_equals_engine_counterpart'])} of samples bit for bit "
             f"| {_pct(r['chip_vs_float_decisions'])} | {_pct(r['host_readout_vs_float_decisions'])} "
-            f"| {on_lava} |"
+            f"| {on_lava} | {_encoder(r.get('fixed_encoder'))} |"
         )
     dates = sorted(r["date"][:16] for r in results["models"].values())
     machines = sorted({r["machine"] for r in results["models"].values()})
@@ -178,6 +205,14 @@ def table(results: dict) -> str:
         "target node; fit margin: 1 - use / limit of the busiest core in its tightest resource.\n"
     )
     return head + "\n".join(rows) + "\n" + note
+
+
+def _encoder(e: dict | None) -> str:
+    if e is None:
+        return "not run"
+    return (
+        f"{e['max_alpha_error_lsb']} / {e['max_h_error_lsb']}, {_pct(e['chip_vs_float_decisions'])}"
+    )
 
 
 def write_table(results: dict, doc: Path = DOC) -> None:

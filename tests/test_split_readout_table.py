@@ -32,6 +32,8 @@ def test_doc_table_is_generated_from_its_results():
         assert row["fits"] and row["overflows"] == 0
         assert row["reference_equals_engine_counterpart"] == 1.0
         assert row["lava"]["identical_scores"] and row["lava"]["runs"] == 1
+        enc = row["fixed_encoder"]  # the integer encoder's reference, measured on every model
+        assert enc["overflows"] == 0 and 0.0 <= enc["chip_vs_float_decisions"] <= 1.0
 
 
 def test_a_changed_result_changes_the_table():

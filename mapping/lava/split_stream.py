@@ -5,7 +5,9 @@ it), loaded as the programs' initial state, run for the model's K steps on the s
 processes (mapping/split_readout.py; a bundle written without one is read out on the host from
 sum_j alpha_j h_j); decisions are compared with the float engine's.
 
-The encoding is a host step, not a chip process: the model file holds the encoder.
+The encoding is a host step, not a chip process: the model file holds the encoder. `encoder
+"fixed"` encodes with the integer reference instead (mapping/fixed_encoder.py), to measure what
+an integer encoder would keep; it is not on the chip either.
 """
 
 from __future__ import annotations
@@ -40,9 +42,18 @@ class StreamResult:
         return float(np.mean(self.decisions == self.float_scores.argmax(1)))
 
 
-def encoded_states(model, params, config, tokens) -> tuple[list[dict], np.ndarray, int]:
+ENCODERS = ("host", "fixed")
+
+
+def encoded_states(
+    model, params, config, tokens, encoder: str = "host"
+) -> tuple[list[dict], np.ndarray, int]:
     """Each sequence's ignition {alpha, h} in the formats of `model` (a SplitModel), the float
-    engine's scores, and the engine steps (K + 1)."""
+    engine's scores, and the engine steps (K + 1). encoder "host": the float encoder's ignition
+    rounded to the integer formats; "fixed": the integer encoder's (mapping/fixed_encoder.py,
+    a reference not on chip; fixed point only)."""
+    if encoder not in ENCODERS:
+        raise AtomsparkError(f"encoder: choose one of {', '.join(ENCODERS)}, got {encoder!r}")
     from atomspark.mapping.quantize import fixed_rsgn_state
     from atomspark.networks.sample_runner import rsgn_runner, rsgn_scores
 
@@ -57,6 +68,13 @@ def encoded_states(model, params, config, tokens) -> tuple[list[dict], np.ndarra
     float_scores = rsgn_scores(params, runner.run(tokens, steps).outputs)
     name = runner.graph.populations[0].name
     fixed = model.arithmetic == "fixed"
+    if encoder == "fixed":
+        from atomspark.mapping.fixed_encoder import fixed_encoder
+
+        if not fixed:
+            raise AtomsparkError("encoder 'fixed': only for a fixed-point bundle")
+        enc = fixed_encoder(params, config)
+        return [enc.encode(seq) for seq in tokens], float_scores, steps
     states = []
     for seq in tokens:
         st = runner.to_state(seq)[name]
@@ -64,16 +82,19 @@ def encoded_states(model, params, config, tokens) -> tuple[list[dict], np.ndarra
     return states, float_scores, steps
 
 
-def run_stream(bundle, params, config, tokens, lava: bool = False) -> StreamResult:
+def run_stream(
+    bundle, params, config, tokens, lava: bool = False, encoder: str = "host"
+) -> StreamResult:
     """Run token sequences `tokens` (B, L, d_in) through the split bundle `bundle`
     (split_bundle.SplitBundle) of the model (params, config): on Lava in one run when the bundle
     has a readout (split_run.run_split_stream_lava: each sample loaded in the programs' reset
-    phase), else one run per sample; without Lava, the reference of each sample."""
+    phase), else one run per sample; without Lava, the reference of each sample. encoder:
+    encoded_states'."""
     from atomspark.mapping.split_readout import readout_reference
     from atomspark.networks.sample_runner import rsgn_scores
     from atomspark.sim.units import rsgn_fixed as rf
 
-    states, float_scores, steps = encoded_states(bundle.model, params, config, tokens)
+    states, float_scores, steps = encoded_states(bundle.model, params, config, tokens, encoder)
     model, readout = bundle.model, bundle.readout
     fixed = model.arithmetic == "fixed"
     groups = bundle.readout_groups()
