@@ -438,7 +438,24 @@ def _by_threads(res: dict, who: str) -> dict[int, dict]:
     return {r["threads"]: r for r in res["rows"] if r["simulator"].startswith(who)}
 
 
-def threads_targets(res: dict) -> list[str]:
+def _threads_at_scale(scale: dict | None) -> str:
+    """The scale rows' serial and threaded engine runs, one clause per size."""
+    parts = []
+    for n, r in ((scale or {}).get("sizes") or {}).items():
+        runs = {x["threads"]: x for x in r.get("runs", [])}
+        if 1 not in runs or len(runs) < 2:
+            continue
+        most = max(runs)
+        one, many = runs[1], runs[most]
+        parts.append(f"{int(n):,} neurons {most} threads {many['wall_s']:.3g} s wall against "
+                     f"the serial engine's {one['wall_s']:.3g} s "
+                     f"({one['wall_s'] / many['wall_s']:.2f}x; CPU {many['cpu_s']:.3g} s "
+                     f"against {one['cpu_s']:.3g} s)")  # fmt: skip
+    return "; ".join(parts)
+
+
+def threads_targets(res: dict, scale: dict | None = None) -> list[str]:
+    at_scale = _threads_at_scale(scale)
     eng = _by_threads(res, "atomspark")
     brian = _by_threads(res, "Brian2")
     out = []
@@ -462,10 +479,9 @@ def threads_targets(res: dict) -> list[str]:
                        f"{res['n']:,} neurons is {eng[1]['wall_median_s'] / res['steps'] * 1e6:.3g} us "
                        f"of work on one thread, and each step's fork and join of Numba's thread "
                        f"pool adds about {fork * 1e6:.3g} us (wall at {most} threads minus "
-                       f"1/{most} of the serial wall, per step); in the scale rows, where a step "
-                       f"holds far more work, the block kernel is still slower than the serial "
-                       f"engine and uses several times its CPU time: the kernel itself (its "
-                       f"sweep and per-block delivery) is the limit there, not yet measured apart")  # fmt: skip
+                       f"1/{most} of the serial wall, per step)"
+                       + (f"; where a step holds far more work (the scale rows): {at_scale}"
+                          if at_scale else ""))  # fmt: skip
     cores = res["machine"]["logical_cores"]
     start = res.get("load_at_start")
     if start is not None and start[0] <= cores:
@@ -632,7 +648,7 @@ def render(folder: Path = RESULTS) -> str:
     lines += ["### Against the targets (computed from the same files)", ""]
     lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else [])
     lines += vn_targets(vn_big) if vn_big is not None else []
-    lines += threads_targets(threads) if threads is not None else []
+    lines += threads_targets(threads, scale) if threads is not None else []
     lines += scale_targets(scale) if scale is not None else []
     lava_prof = _optional(folder / "lava_profile.json")
     if lava is not None and lava_prof is not None:
