@@ -42,8 +42,10 @@ def test_settle_matches_numpy_reference(method, masked, rng):
         np.testing.assert_allclose(g, g_ref, rtol=1e-6, atol=1e-8)
     energy = joint_energy(tm, out.codes, _t(x), _t(mask), _t(h_top)).detach().numpy()
     np.testing.assert_allclose(energy, ref.energy, rtol=1e-9)
-    # the same iteration (FISTA with function-value restart), step for step
-    np.testing.assert_array_equal(out.iterations.numpy(), ref.iterations)
+    # the same iteration (FISTA with function-value restart), step for step: a sample may stop one
+    # iteration apart, where the stopping test sits within rounding of its threshold (torch and
+    # NumPy sum in different orders; seen once in 1,000-odd iterations)
+    assert np.abs(out.iterations.numpy() - ref.iterations).max() <= 1
 
 
 def test_settle_with_topk_matches_reference(rng):

@@ -225,7 +225,11 @@ def _history(history: dict, results: dict) -> list[str]:
 
 def _method(stops: dict) -> list[str]:
     """How both sides are priced: placement, accounting, the GPU and the chip at their best."""
-    scales = ", ".join(SCALED.values())
+    return _method_sides() + _method_rules(stops)
+
+
+def _method_sides() -> list[str]:
+    """What each side runs and is charged for."""
     return [
         "- **One placement truth.** `mapping/core_fit.py` decides what a core holds (compartments, "
         "synapse memory, input and output axons); `mapping/layouts.py` tries each layout and "
@@ -259,6 +263,13 @@ def _method(stops: dict) -> list[str]:
         "tensor op (eager). Batch 1 (latency) and the throughput-optimal batch. Memory as it "
         "is: an iteration whose whole working set fits the GPU's L2 cache (50 MB on the H100) "
         "reads main memory only on its first iteration and L2 after that.",
+    ]
+
+
+def _method_rules(stops: dict) -> list[str]:
+    """The rules a row keeps: no oracle, known biases, placement, ranges of best practice."""
+    scales = ", ".join(SCALED.values())
+    return [
         f"- **Only what a chip can do.** A VN sample runs a fixed step budget chosen on held-out "
         f"samples: the smallest budget at which the other samples' codes all stay within "
         f"{stops['VN settle']['target_rel_error']:g} of the converged reference (relative; the "
