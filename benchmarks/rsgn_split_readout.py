@@ -102,7 +102,10 @@ def evaluate(name: str, samples: int, lava: int) -> dict:
         "classes": r.classes,
         "n_steps": config.n_steps,
         "samples": len(tokens),
-        "cores": {"network": len(costs["costs"]), "readout": len(costs["readout_costs"])},
+        "cores": {
+            "network": len(costs["costs"]),
+            "readout": costs["cores_total"] - len(costs["costs"]),
+        },
         "fits": not costs["problems"],
         "margins": costs["margins"],
         "readout": {

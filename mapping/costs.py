@@ -185,11 +185,13 @@ def chip_cost(
     layout: str = "auto",
     fit: Fit | None = None,
     classes: int = 0,
+    readout_weights: tuple[int, ...] | None = None,
 ) -> tuple[Fit, EnergyReport | None]:
     """Fit the graph (mapping/layouts.py; or reuse `fit`) and price `profile` on the layout
     that fits; no energy (None) when none does. `classes` > 0: the graph's nodes are read out
     into that many class scores; a split layout prices its readout's cores as the split bundle
-    holds them (mapping/readout_price.py); the node layout's bundle reads out on the host."""
+    holds them (mapping/readout_price.py; `readout_weights`: the stored weights per accumulator,
+    split_readout.classifier_weights, None: all); the node layout's bundle reads out on the host."""
     if fit is None:
         node_scalar = compartment_profile(graph, profile)
         unit_events = np.concatenate(node_scalar.unit_events) if node_scalar.unit_events else None
@@ -204,7 +206,7 @@ def chip_cost(
         if require_int("classes", classes, minimum=0):
             scalar, placement, adjacency, programs = _with_readout(
                 graph, fit.split, scalar, placement, adjacency, programs, classes, n_samples,
-                barriers, chip,
+                barriers, chip, readout_weights,
             )  # fmt: skip
             ports = PORTS
     report = estimate_energy(
@@ -214,17 +216,28 @@ def chip_cost(
     return fit, report
 
 
-def _with_readout(graph, search, scalar, placement, adjacency, programs, classes, n_samples,
-                  barriers, chip):  # fmt: skip
-    """readout_price.with_readout on the readout cores the split bundle of `search` holds."""
-    from atomspark.mapping.split_cores import readout_cores
+def readout_placement(graph, search, classes: int, chip, stored: tuple[int, ...] | None = None):
+    """Where the split bundle of `search` holds the readout of `classes` class scores
+    (mapping/split_cores.place_readout, the one export_split writes): `stored` the synapses per
+    partial of each accumulator (split_readout.stored_weights; None: every weight stored)."""
+    from atomspark.mapping.split_cores import place_readout
     from atomspark.mapping.split_readout import readout_parts
 
     n, d = graph.total_units, unit_width(graph)
     parts = readout_parts(graph.populations[0].is_fixed_point)
-    groups, cores = readout_cores(n, d, search.blocks, search.order, classes, parts, chip)
-    return with_readout(scalar, placement, adjacency, programs, groups, cores, n, d, classes,
-                        parts, n_samples, barriers)  # fmt: skip
+    stored = tuple(stored) if stored is not None else (d * classes,) * parts
+    if len(stored) != parts:
+        raise AtomsparkError(f"readout weights: {parts} part(s) expected, got {len(stored)}")
+    return place_readout(n, d, search.blocks, search.order, search.costs, classes, stored, chip,
+                         composed=parts == 1)  # fmt: skip
+
+
+def _with_readout(graph, search, scalar, placement, adjacency, programs, classes, n_samples,
+                  barriers, chip, stored):  # fmt: skip
+    """readout_price.with_readout on the readout placement the split bundle of `search` holds."""
+    ro = readout_placement(graph, search, classes, chip, stored)
+    n, d = graph.total_units, unit_width(graph)
+    return with_readout(scalar, placement, adjacency, programs, ro, n, d, n_samples, barriers)
 
 
 def split_schedule(
@@ -276,6 +289,7 @@ def compare_costs(
     static_scope: str = "device",
     layout: str = "auto",
     classes: int = 0,
+    readout_weights: tuple[int, ...] | None = None,
 ) -> CostComparison:
     """Place `graph`, price `profile` (covering `n_samples` samples) on both devices, per sample.
     static_scope "device" (default): the whole chip's static power while the run holds it;
@@ -283,7 +297,7 @@ def compare_costs(
     chip = _hardware(neuromorphic, NeuromorphicHardware)
     fit, report = chip_cost(
         graph, profile, chip, n_samples, strategy, positions, static_scope, layout,
-        classes=classes,
+        classes=classes, readout_weights=readout_weights,
     )  # fmt: skip
     steps_per_sample = max(1, int(round(profile.steps / n_samples)))
     work, per_sample = price_dense(graph, steps_per_sample, dense, batch, precision)

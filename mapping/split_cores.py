@@ -9,7 +9,7 @@ so a pool's exchange stays on few cores.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -184,23 +184,24 @@ def _cost(core, kind, nodes, comps, synapses, state, fan_in, fan_out, bps, instr
                          int(fan_in), int(fan_out), float(memory), int(instr))  # fmt: skip
 
 
-def readout_core_costs(
-    d: int, classes: int, parts: int, groups: list[np.ndarray], first_core: int, hw
-) -> list:
-    """The cores of a readout (mapping/split_readout.py) of `classes` classes whose weights have
-    `parts` parts (fixed point 2, float 1): one core per feature partial (d compartments, a
-    synapse and an input axon per product it sums, d output axons to the accumulators), then the
-    accumulators' core (C compartments for each of W's parts, W per partial, the bias's ones).
-    Standard processes: no microcode (the product's is the node cores', per sample)."""
+def readout_pieces(
+    d: int, classes: int, stored: tuple[int, ...], groups: list[np.ndarray], hw,
+    score_cores: int = 1,
+) -> tuple[list[SplitCoreCost], list[SplitCoreCost]]:  # fmt: skip
+    """The processes of a readout (mapping/split_readout.py) as core loads, not yet placed
+    (core -1): one feature partial per group (d compartments, a synapse and an input axon per
+    product it sums, d output axons per core holding an accumulator: `score_cores` of them),
+    and one accumulator per weight part (C compartments, `stored[k]` synapses, W_k's stored
+    weights, from every partial, an input axon per partial compartment; the first also the
+    bias's C). Standard processes: no microcode (the product's is the node cores', per sample)."""
     bps = hw.limits.bytes_per_synapse
-    out = []
-    for g, idx in enumerate(groups):
-        out.append(_cost(first_core + g, "readout", idx.size // d, d, idx.size, 2 * d, idx.size,
-                         d, bps, 0))  # fmt: skip
-    p, k, c = len(groups), parts, classes  # k accumulators of c compartments (W's parts)
-    out.append(_cost(first_core + p, "score", 0, k * c, k * p * d * c + c, 2 * k * c,
-                     p * d + c, k * c, bps, 0))  # fmt: skip
-    return out
+    p, c = len(groups), classes
+    partials = [_cost(-1, "readout", idx.size // d, d, idx.size, 2 * d, idx.size,
+                      d * score_cores, bps, 0) for idx in groups]  # fmt: skip
+    scores = [_cost(-1, "score", 0, c, p * w + (c if k == 0 else 0), 2 * c,
+                    p * d + (c if k == 0 else 0), c, bps, 0)
+              for k, w in enumerate(stored)]  # fmt: skip
+    return partials, scores
 
 
 def readout_group_size(nodes_per_core: int, d: int, hw) -> int:
@@ -210,19 +211,124 @@ def readout_group_size(nodes_per_core: int, d: int, hw) -> int:
     return node_cores_per_group(nodes_per_core, d, hw.limits.max_fan_in_axons_per_core)
 
 
-def readout_cores(
-    n: int, d: int, blocks: SplitBlocks, order: np.ndarray, classes: int, parts: int, hw
-) -> tuple[list[np.ndarray], list[SplitCoreCost]]:
-    """The readout a split bundle of these blocks holds (mapping/lava/split_bundle.export_split):
-    each feature partial's transform compartments (node-major j d + c) and every readout core's
-    costs, numbered after the network's cores."""
+@dataclass(frozen=True)
+class ReadoutPlacement:
+    """Where a split bundle's readout sits (place_readout): the node cores per partial, each
+    partial's compartments (node-major j d + c), the cores of the partials and of the
+    accumulators (one per weight part), every placed piece, every core's total use (the
+    network's cores with what they took on, then the added cores) and their problems."""
+
+    group: int
+    groups: list[np.ndarray]
+    partial_cores: list[int]
+    score_cores: list[int]
+    stored: tuple[int, ...]
+    classes: int
+    pieces: list[SplitCoreCost]
+    cores: list[SplitCoreCost]
+    added: int
+    problems: list[str]
+    composed: bool = False  # float: one Sparse of cls_w per node core into the accumulator
+
+    def note(self) -> str:
+        """Where the readout sits, in words."""
+        p, k = len(self.groups), len(self.score_cores)
+        shared = sum(c.core < len(self.cores) - self.added for c in self.pieces)
+        if not self.added:
+            where = "all on the layout's own cores (shared, no core added)"
+        elif shared:
+            where = (f"{shared} of {len(self.pieces)} on the layout's own cores (shared), "
+                     f"{self.added} core(s) added")  # fmt: skip
+        else:
+            where = f"on {self.added} added core(s)"
+        if self.composed:
+            return (f"every product through cls_w into one accumulator (float: no partial), "
+                    f"{where}")  # fmt: skip
+        return (f"{p} feature partial(s) of {self.group} node core(s) each and {k} "
+                f"accumulator(s), {where}")  # fmt: skip
+
+
+def _merge(a: SplitCoreCost, b: SplitCoreCost) -> SplitCoreCost:
+    """Core `a` holding `b` too: every resource summed."""
+    add = ("compartments", "synapses", "state_words", "fan_in_axons", "fan_out_axons",
+           "memory_bytes", "microcode_instructions")  # fmt: skip
+    return replace(a, **{f: getattr(a, f) + getattr(b, f) for f in add})
+
+
+def _fits_with(c: SplitCoreCost, piece: SplitCoreCost, limits: dict) -> bool:
+    """Whether core `c` still fits every limit holding `piece` too."""
+    return all(getattr(c, f) + getattr(piece, f) <= limits[key] for f, key in LIMITED.items())
+
+
+def _put(totals: list[SplitCoreCost], piece: SplitCoreCost, limits: dict) -> int:
+    """Place `piece` on the core with the least memory in use that still fits it (a core of
+    `totals`, updated), else on a new core after them; returns its core."""
+    fitting = [i for i, t in enumerate(totals) if _fits_with(t, piece, limits)]
+    if fitting:
+        i = min(fitting, key=lambda i: (totals[i].memory_bytes, i))
+        totals[i] = _merge(totals[i], piece)
+        return totals[i].core
+    core = 1 + max((t.core for t in totals), default=-1)
+    totals.append(replace(piece, core=core))
+    return core
+
+
+def _place(cores: list[dict], d: int, group: int, network: list[SplitCoreCost], classes: int,
+           stored: tuple[int, ...], hw, composed: bool = False) -> ReadoutPlacement:  # fmt: skip
+    from atomspark.mapping.core_fit import core_limits
     from atomspark.mapping.split_readout import readout_groups
 
-    cores = assign_cores(n, d, blocks, order)
-    group = readout_group_size(blocks.nodes_per_core, d, hw)
+    limits = core_limits(hw)
     groups = readout_groups(cores, d, group)
-    first = 1 + max(int(c["core"]) for c in cores)
-    return groups, readout_core_costs(d, classes, parts, groups, first, hw)
+    # the products leave every transform compartment: an output axon each to its partial's core
+    totals = [replace(c, fan_out_axons=c.fan_out_axons + c.nodes * d,
+                      memory_bytes=c.memory_bytes + c.nodes * d * AXON_ENTRY_BYTES)
+              if c.kind == "node" else c for c in network]  # fmt: skip
+    if composed:  # float: the products straight into one accumulator, no partial
+        n = sum(c.nodes for c in network if c.kind == "node")
+        score = _cost(-1, "score", 0, classes, n * stored[0] + classes, 2 * classes,
+                      n * d + classes, classes, hw.limits.bytes_per_synapse, 0)  # fmt: skip
+        core = _put(totals, score, limits)
+        return ReadoutPlacement(group, [], [], [core], tuple(stored), classes,
+                                [replace(score, core=core)], totals,
+                                len(totals) - len(network), split_problems(totals, hw), True)  # fmt: skip
+    _, scores = readout_pieces(d, classes, stored, groups, hw)
+    score_cores = [_put(totals, s, limits) for s in scores]
+    partials, _ = readout_pieces(d, classes, stored, groups, hw, len(set(score_cores)))
+    partial_cores = [_put(totals, p, limits) for p in partials]
+    pieces = [replace(p, core=c) for p, c in zip(partials + scores, partial_cores + score_cores)]
+    return ReadoutPlacement(group, groups, partial_cores, score_cores, tuple(stored), classes,
+                            pieces, totals, len(totals) - len(network),
+                            split_problems(totals, hw))  # fmt: skip
+
+
+def place_readout(
+    n: int, d: int, blocks: SplitBlocks, order: np.ndarray, network: list[SplitCoreCost],
+    classes: int, stored: tuple[int, ...], hw, group: int | None = None, composed: bool = False,
+) -> ReadoutPlacement:  # fmt: skip
+    """Where the readout of a split layout goes (the one placement export_split writes and
+    chip_cost prices): for each group size (node cores per feature partial, from as many as a
+    core's input axons take down to one; `group`: that one only), the accumulators and then the
+    partials each on the network's core with the least memory in use whose limits (every
+    resource: split_problems) still hold with it, else on a new core; the placement that fits
+    with the fewest added cores, then the fewest partials. `network`: the layout's core costs
+    (split_core_costs); `stored`: the synapses each accumulator holds per partial (the weight
+    part's stored weights, split_readout.stored_weights). `composed` (the float bundle): no
+    partial, every transform compartment's product into the one accumulator through cls_w, as
+    mapping/lava/split_run.py wires it: `stored` holds cls_w's stored weights per node."""
+    cores = assign_cores(n, d, blocks, order)
+    node_cores = sum(c["kind"] == "transform" for c in cores)
+    top = min(readout_group_size(blocks.nodes_per_core, d, hw), max(node_cores, 1))
+    sizes = [require_int("group", group, 1)] if group is not None else range(top, 0, -1)
+    if composed:
+        return _place(cores, d, sizes[0], network, classes, stored, hw, True)
+    best = None
+    for g in sizes:
+        cand = _place(cores, d, g, network, classes, stored, hw)
+        key = (bool(cand.problems), cand.added, len(cand.groups))
+        if best is None or key < best[0]:
+            best = (key, cand)
+    return best[1]
 
 
 LIMITED = {  # cost field -> core_fit.core_limits key

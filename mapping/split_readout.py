@@ -248,3 +248,21 @@ def engine_scores(
     (alpha (n,), h (n, d); fixed point: the integer unit's Q.12 and Q.10 integers)."""
     r = readout_product(h, np.asarray(alpha)[:, None], readout.fixed, readout.shift)
     return readout_reference(readout, r.ravel(), groups)
+
+
+def stored_weights(readout: Readout) -> tuple[int, ...]:
+    """Per accumulator: the synapses one partial holds into it, W's stored (nonzero) weights, as
+    score_matrix keeps them (zeros are not stored)."""
+    return tuple(int(np.count_nonzero(w)) for w in readout.parts())
+
+
+def classifier_weights(params, fixed: bool) -> tuple[int, ...]:
+    """stored_weights of the readout quantize_readout makes of `params` (its weight parts do
+    not depend on the group size or the shift)."""
+    cls_w = np.asarray(params.cls_w, np.float64)
+    if not fixed:
+        return stored_weights(Readout("float", cls_w, np.zeros(cls_w.shape[1])))
+    from atomspark.mapping.quantize import split_mantissas
+
+    hi, lo = split_mantissas(cls_w, LO_SHIFT)
+    return stored_weights(Readout("fixed", hi.mantissa, np.zeros(cls_w.shape[1]), weights_lo=lo))

@@ -45,7 +45,7 @@ def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
     assert graph.populations[0].is_fixed_point and scores.shape == (3, 3)
     hw = narrow_loihi2()
     row = rsgn_chip_row(graph, concat_profiles(profiles), hw, len(tokens), params.positions,
-                        cfg.n_classes)  # fmt: skip
+                        cfg.n_classes, params=params)  # fmt: skip
     assert row.fits and row.took.startswith("split"), row.took
     bundle = export_split(from_graph(graph), tmp_path / "b", hw, classifier=params)
     split = json.loads((bundle / "metadata.json").read_text())["split"]
@@ -53,10 +53,13 @@ def test_the_priced_rsgn_row_is_the_split_bundle(mode, tmp_path):
     costs, readout = bundle_costs["costs"], bundle_costs["readout_costs"]
     k = cfg.n_steps
     # cores: the network's and the readout's processes sit on exactly the cores priced (one
-    # placement truth: the bundle's own core list), the readout's numbered after the network's
+    # placement truth: the bundle's own core list, split_cores.place_readout), the readout's on
+    # the network's cores where they fit, else on added ones
     on_chip = {p["core"] for p in split["processes"] + split["readout"]["processes"]} - {None}
     assert len(readout) == len(split["readout"]["cores"]) >= 2
-    assert row.cores == len(costs) + len(readout) == len(on_chip)
+    assert [c.core for c in readout] == [p["core"] for p in split["readout"]["processes"][:-1]]
+    assert row.cores == bundle_costs["cores_total"] == len(on_chip) == max(on_chip) + 1
+    assert row.cores == len(costs) + split["readout"]["added_cores"]
     assert "readout of 3 class scores on chip" in row.took and "encoder" in row.took
     assert row.readout_on_chip and all(p.readout_on_chip for p in row.options())
     # chip time steps of a stream: the load (the reset phase) and the ignition's emit, then the
@@ -129,8 +132,8 @@ def test_the_readout_cores_are_priced_per_sample():
     work: one product per transform compartment and sample, the partials' sums into every
     accumulator, the bias every chip step, the readout compartments' updates; the schedule (chip
     steps per sample) is unchanged: the readout runs while the next sample loads."""
+    from atomspark.mapping.costs import readout_placement
     from atomspark.mapping.readout_price import readout_steps
-    from atomspark.mapping.split_cores import readout_cores
 
     cfg = rsgn.RSGNConfig(mode="published", n_nodes=20, d_hidden=8, n_classes=3, n_steps=4)
     params = rsgn.init_params(cfg, seed=1)
@@ -140,8 +143,9 @@ def test_the_readout_cores_are_priced_per_sample():
     fit, bare = chip_cost(graph, prof, hw, 3)
     _, full = chip_cost(graph, prof, hw, 3, fit=fit, classes=cfg.n_classes)
     n, d, c = cfg.n_nodes, cfg.d_hidden, cfg.n_classes
-    groups, cores = readout_cores(n, d, fit.split.blocks, fit.split.order, c, 2, hw)
-    assert full.cores_used == bare.cores_used + len(cores)
+    ro = readout_placement(graph, fit.split, c, hw)
+    groups = ro.groups
+    assert full.cores_used == bare.cores_used + ro.added and ro.stored == (d * c, d * c)
     assert full.chip_steps == bare.chip_steps and full.microcode_instructions == (
         bare.microcode_instructions
     )

@@ -135,7 +135,11 @@ def test_the_bundle_holds_the_readout_on_its_cores(tmp_path):
     assert section["classes"] == cfg.n_classes and len(section["weights"]) == cfg.d_hidden
     network_cores = {p["core"] for p in split["processes"]}
     readout_cores = [p["core"] for p in section["processes"] if p["core"] is not None]
-    assert readout_cores and min(readout_cores) > max(network_cores)
+    costs = split_bundle_costs(load_split_bundle(out))
+    # on the network's cores where their limits allow, else on cores added after them
+    assert readout_cores and max(readout_cores) < costs["cores_total"]
+    assert section["added_cores"] == costs["cores_total"] - len(network_cores)
+    assert section["placement"] == costs["readout_placement"]
     assert {p["lava_process"] for p in section["processes"]} >= {"GradedVec"}
     assert section["microcode"]["transform"]["name"] == READOUT_PRODUCT.name
     n, d = cfg.n_nodes, cfg.d_hidden
@@ -145,7 +149,8 @@ def test_the_bundle_holds_the_readout_on_its_cores(tmp_path):
     assert np.array_equal(sb.readout.weights, quantize_readout(params, True, n, n).weights)
     costs = split_bundle_costs(sb)
     assert [c.to_dict() for c in costs["readout_costs"]] == section["cores"]
-    assert not costs["problems"] and sum(c.synapses for c in costs["readout_costs"][:-1]) == n * d
+    partials = [c for c in costs["readout_costs"] if c.kind == "readout"]
+    assert not costs["problems"] and sum(c.synapses for c in partials) == n * d
     lines = report_lines(costs)
     assert any("readout on chip" in ln for ln in lines)
     run = json.loads((out / "metadata.json").read_text())["hardware_run"]

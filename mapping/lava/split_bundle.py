@@ -26,12 +26,11 @@ from atomspark.mapping.lava.rsgn_split import (
 from atomspark.mapping.lava.split_run import MAX_PROCESSES
 from atomspark.mapping.split_cores import (
     MEMORY_NOTE,
+    ReadoutPlacement,
     SplitBlocks,
     SplitCoreCost,
     assign_cores,
-    readout_core_costs,
-    readout_cores,
-    readout_group_size,
+    place_readout,
     search_blocks,
     split_core_costs,
     split_margins,
@@ -47,9 +46,11 @@ from atomspark.mapping.split_microcode import (
 )
 from atomspark.mapping.split_readout import (
     Readout,
+    classifier_weights,
     quantize_readout,
     readout_from_dict,
     readout_groups,
+    stored_weights,
 )
 from atomspark.sim.core import AtomsparkError, atomic_write_text
 
@@ -83,6 +84,18 @@ class SplitBundle:
         group = self.readout.node_cores_per_group if self.readout else 1
         return readout_groups(self.cores(), self.model.d, group)
 
+    def readout_placement(self, hardware=None) -> ReadoutPlacement | None:
+        """Where the readout sits on `hardware` (default: the bundle's): split_cores.place_readout
+        at its group size, the one placement export, report and price use (None: no readout)."""
+        if self.readout is None:
+            return None
+        hw = _hardware(hardware or self.hardware)
+        costs = split_core_costs(self.model, self.blocks, self.order, hw)
+        r = self.readout
+        return place_readout(self.model.n, self.model.d, self.blocks, self.order, costs,
+                             r.classes, stored_weights(r), hw, r.node_cores_per_group,
+                             composed=not r.fixed)  # fmt: skip
+
 
 def plan_split(net: LavaNet, hardware: str = "loihi2", classifier=None) -> SplitBundle:
     """The split bundle export_split would write for `net`, in memory (nothing written): the
@@ -98,11 +111,13 @@ def plan_split(net: LavaNet, hardware: str = "loihi2", classifier=None) -> Split
             f"split layout on {hw.name}: no block size fits ({'; '.join(search.problems)})"
         )
     readout = None
-    if classifier is not None:
+    if classifier is not None:  # the group size the readout placement chooses
+        fixed, classes = model.arithmetic == "fixed", int(np.shape(classifier.cls_w)[1])
+        ro = place_readout(model.n, model.d, search.blocks, search.order, search.costs, classes,
+                           classifier_weights(classifier, fixed), hw, composed=not fixed)  # fmt: skip
         nb = search.blocks.nodes_per_core
-        group = readout_group_size(nb, model.d, hw)
-        readout = quantize_readout(classifier, model.arithmetic == "fixed", model.n, group * nb)
-        readout = replace(readout, node_cores_per_group=group)
+        readout = quantize_readout(classifier, fixed, model.n, ro.group * nb)
+        readout = replace(readout, node_cores_per_group=ro.group)
     return SplitBundle(net, model, search.blocks, search.order, hw.name, readout)
 
 
@@ -128,26 +143,25 @@ def export_split(
 
 
 def _readout_section(model: SplitModel, readout: Readout, plan: SplitBundle, hw) -> dict:
-    """metadata.json's split.readout: the weights, the processes on their cores, the cores'
-    costs and the product's microcode (per sample)."""
-    parts = len(readout.parts())
-    _, costs = readout_cores(model.n, model.d, plan.blocks, plan.order, readout.classes, parts,
-                             hw)  # fmt: skip
+    """metadata.json's split.readout: the weights, the processes on their cores (the readout
+    placement: shared with the network's cores where their limits allow), the pieces' costs and
+    the product's microcode (per sample)."""
+    ro = plan.readout_placement(hw)
     partial = "GradedVec" if readout.fixed else "Sparse (cls_w per node, float)"
-    procs = [{"name": f"readout{g}", "lava_process": partial, "core": c.core}
-             for g, c in enumerate(costs[:-1])] if readout.fixed else []  # fmt: skip
+    procs = [{"name": f"readout{g}", "lava_process": partial, "core": c}
+             for g, c in enumerate(ro.partial_cores)] if readout.fixed else []  # fmt: skip
     procs += [
-        {
-            "name": "scores",
-            "lava_process": "RingBuffer (lava.proc.io.sink)",
-            "core": costs[-1].core,
-        },
-        {"name": "bias", "lava_process": "RingBuffer (lava.proc.io.source)", "core": None},
-    ]
+        {"name": "scores" if k == 0 else f"scores{k}",
+         "lava_process": "RingBuffer (lava.proc.io.sink)", "core": c}
+        for k, c in enumerate(ro.score_cores)
+    ]  # fmt: skip
+    procs.append({"name": "bias", "lava_process": "RingBuffer (lava.proc.io.source)", "core": None})
     return {
         **readout.to_dict(),
         "processes": procs,
-        "cores": [c.to_dict() for c in costs],
+        "cores": [c.to_dict() for c in ro.pieces],
+        "placement": ro.note(),
+        "added_cores": ro.added,
         "microcode": {
             "transform": asdict(READOUT_PRODUCT),
             "instructions_per_sample": readout_instructions(model.n, model.d),
@@ -308,24 +322,25 @@ def load_split_bundle(out_dir: str | Path) -> SplitBundle:
 def split_bundle_costs(bundle: SplitBundle, hardware: str | None = None) -> dict:
     """Per-core costs, problems and margins of a split bundle on `hardware` (default: the one
     it was laid out for), computed from the bundle itself: costs the network's cores,
-    readout_costs the readout's (numbered after them; empty without a readout)."""
+    readout_costs the readout's pieces on their cores (SplitBundle.readout_placement: the
+    network's where they fit, else added ones; empty without a readout), problems and margins
+    of every core with what it holds, cores_total the cores in use."""
     hw = _hardware(hardware or bundle.hardware)
     costs = split_core_costs(bundle.model, bundle.blocks, bundle.order, hw)
-    readout = []
-    if bundle.readout is not None:
-        r = bundle.readout
-        readout = readout_core_costs(bundle.model.d, r.classes, len(r.parts()),
-                                     bundle.readout_groups(), len(costs), hw)  # fmt: skip
+    ro = bundle.readout_placement(hw)
+    every = costs if ro is None else ro.cores
     return {
         "hardware": hw.name,
         "costs": costs,
-        "readout_costs": readout,
+        "readout_costs": [] if ro is None else ro.pieces,
+        "readout_placement": "" if ro is None else ro.note(),
+        "cores_total": len(every),
         "readout_instructions_per_sample": (
-            readout_instructions(bundle.model.n, bundle.model.d) if readout else 0
+            readout_instructions(bundle.model.n, bundle.model.d) if ro else 0
         ),
         "load_instructions_per_sample": load_instructions(bundle.model.n, bundle.model.d),
-        "problems": split_problems(costs + readout, hw),
-        "margins": split_margins(costs + readout, hw),
+        "problems": split_problems(every, hw),
+        "margins": split_margins(every, hw),
         "instruction_cost": instruction_cost(hw),
         "microcode": program_table(bundle.model.two_part_w_h),
     }
@@ -342,8 +357,9 @@ def report_lines(costs: dict, max_cores: int = 6) -> list[str]:
     out = [
         f"[deploy] {costs['hardware']}: split layout "
         + ("fits" if not costs["problems"] else "DOES NOT FIT")
-        + f" on {len(c) + len(rc)} cores ({n_node} node cores, {len(c) - n_node} message-sum "
-        f"cores, {len(rc)} readout cores), {PERIOD} chip steps per model step"
+        + f" on {costs.get('cores_total', len(c))} cores ({n_node} node cores, {len(c) - n_node} "
+        f"message-sum cores, {costs['cores_total'] - len(c) if rc else 0} added for the readout), "
+        f"{PERIOD} chip steps per model step"
     ]
     out.append(f"{'core':>6s} {'kind':>5s} {'nodes':>6s} {'compart.':>9s} {'synapses':>9s} "
                f"{'memory B':>9s} {'fan-in':>7s} {'fan-out':>7s} {'instr/step':>10s}")  # fmt: skip
@@ -371,9 +387,8 @@ def report_lines(costs: dict, max_cores: int = 6) -> list[str]:
     if rc:
         per = costs["readout_instructions_per_sample"]
         out.append(
-            f"[deploy] readout on chip: {len(rc) - 1} feature partial(s) and a score accumulator "
-            f"on cores {rc[0].core}-{rc[-1].core} (standard processes, busiest fan-in "
-            f"{max(x.fan_in_axons for x in rc)} axons); its product's microcode {per} "
+            f"[deploy] readout on chip: {costs['readout_placement']} (standard processes, busiest "
+            f"fan-in {max(x.fan_in_axons for x in rc)} axons); its product's microcode {per} "
             f"instructions per sample, {per * ins['energy_j']:.3g} J"
         )
     load = costs.get("load_instructions_per_sample", 0)

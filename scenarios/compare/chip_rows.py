@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from atomspark.mapping.chip_bands import bias_note, chip_bands
 from atomspark.mapping.chip_gpu_ratios import Assumptions, ChipRow
-from atomspark.mapping.costs import chip_cost
+from atomspark.mapping.costs import chip_cost, readout_placement
 from atomspark.mapping.hardware import NeuromorphicHardware
 from atomspark.mapping.layouts import Fit
 from atomspark.sim.core import AtomsparkError
@@ -145,21 +145,25 @@ def chip_row(
     stop_detail: str = "",
     fit: Fit | None = None,
     classes: int = 0,
+    readout_weights: tuple[int, ...] | None = None,
 ) -> ChipRow:
     """Fit and price one workload's run (covering n_samples samples, each stopped by
     `stop_rule`) on every placement that fits, packed to spread (mapping/placement.pack_spread);
     the row is the most packed one and carries them all (`placements`), each with its static
     power kept apart for the device scope (every core of the chips in use) and the shared scope
     (cores in use). `fit`: the graph's fit made before the run (fit_graph with these positions);
-    `classes`: the nodes are read out into class scores (mapping/costs.chip_cost)."""
-    fit, rep = chip_cost(graph, profile, hw, n_samples, positions=positions,
-                         static_scope="device", fit=fit, classes=classes)  # fmt: skip
+    `classes`: the nodes are read out into class scores (mapping/costs.chip_cost, with its
+    `readout_weights`)."""
+    fit, rep = chip_cost(graph, profile, hw, n_samples, positions=positions, static_scope="device",
+                         fit=fit, classes=classes, readout_weights=readout_weights)  # fmt: skip
     if rep is None:
         return ChipRow(hw.name, False, "does not fit: " + "; ".join(fit.problems),
                        problems=tuple(fit.problems), stop_rule=stop_rule)  # fmt: skip
     others = [f"the {t['layout']} layout does not fit ({t['problem']})" for t in fit.tried
               if not t["fits"]]  # fmt: skip
-    took = "; ".join([fit.took, *others, *readout_note(fit, rep, classes)])
+    took = "; ".join(
+        [fit.took, *others, *readout_note(fit, rep, classes, graph, hw, readout_weights)]
+    )
     detail = stop_detail or f"{rep.steps / n_samples:.0f} steps per sample"
     if rep.chip_steps != rep.steps:  # several chip time steps per model step (split RSGN)
         detail += f" ({rep.chip_steps_per_sample:.0f} chip time steps)"
@@ -168,23 +172,27 @@ def chip_row(
                     readout_on_chip=on_chip)]  # fmt: skip
     for placement in fit.candidates[1:]:
         _, other = chip_cost(graph, profile, hw, n_samples, static_scope="device",
-                             fit=replace(fit, placement=placement), classes=classes)  # fmt: skip
+                             fit=replace(fit, placement=placement), classes=classes,
+                             readout_weights=readout_weights)  # fmt: skip
         rows.append(replace(_priced_row(other, hw, n_samples, took, stop_rule, detail),
                             readout_on_chip=on_chip))  # fmt: skip
     return replace(rows[0], placements=tuple(rows) if len(rows) > 1 else ())
 
 
-def readout_note(fit: Fit, rep, classes: int) -> list[str]:
-    """The row's words on its readout: on chip (split layout, its cores priced) or on the host."""
+def readout_note(
+    fit: Fit, rep, classes: int, graph=None, hw=None, readout_weights=None
+) -> list[str]:
+    """The row's words on its readout: on chip (split layout, its cores priced, and where they
+    sit: mapping/costs.readout_placement) or on the host."""
     if not classes:
         return []
     if fit.split is None:
         return [f"readout of {classes} class scores on the host (the {fit.layout} layout's "
                 "bundle holds none on chip): priced on neither side"]  # fmt: skip
-    extra = rep.cores_used - len(fit.split.costs)
-    return [f"readout of {classes} class scores on chip: {extra} readout cores (feature partials "
-            "and accumulators, mapping/readout_price.py) priced with the layout's "
-            f"{len(fit.split.costs)}"]  # fmt: skip
+    ro = readout_placement(graph, fit.split, classes, hw, readout_weights)
+    fits = "" if not ro.problems else f"; DOES NOT FIT: {'; '.join(ro.problems)}"
+    return [f"readout of {classes} class scores on chip, priced: {ro.note()} "
+            f"(mapping/split_cores.place_readout), {rep.cores_used} cores in all{fits}"]  # fmt: skip
 
 
 def _priced_row(rep, hw: NeuromorphicHardware, n_samples: int, took, stop_rule, detail) -> ChipRow:

@@ -241,8 +241,9 @@ def _method_sides() -> list[str]:
         "the Lava export writes it (`export --to lava --fixed`: the same cores, chip time steps "
         "and the microcode its programs need beyond standard neurons, mapping/split_microcode.py, "
         "at an estimated cost per instruction), its readout included: the class scores' "
-        "feature partials and accumulators on cores of their own, as the bundle holds them "
-        "(mapping/readout_price.py).",
+        "feature partials and accumulators where the bundle places them, on the layout's own "
+        "cores where every per-core limit still holds, else on added cores "
+        "(mapping/split_cores.place_readout, mapping/readout_price.py).",
         "- **Symmetric accounting.** Headline: each device is charged whole-device static or idle "
         "power for the time the workload holds it (one Loihi 2 chip: 128 cores' static power; "
         "one GPU: its idle power). The alternative `shared` charges the fraction used (the chip's "
@@ -251,7 +252,9 @@ def _method_sides() -> list[str]:
         "cores allow (each sample in its own copy), so each side's static or idle power is "
         "shared by the samples it serves at once.",
         "- **The GPU at its best.** Its own algorithm (joint FISTA for VN, the forward for RSGN "
-        "with its readout: both sides end with the class scores; RSGN's encoder, each sample's "
+        "with its readout where the chip row holds one on chip: both sides end with the class "
+        "scores; a node-layout row reads out on the host, priced on neither side; RSGN's "
+        "encoder, each sample's "
         "ignition, runs on the host for both and is priced on neither side) "
         "at each datasheet precision (fp32, tf32, bf16, int8; matrix products at the tensor-core "
         "peak, other work at the fp32 peak, operands emulated at that precision on the same "

@@ -17,12 +17,20 @@ from atomspark.sim.profile import Profile
 
 
 def engine_costs(
-    graph, profiles, hardware: str, gpu: str, batch: int, positions=None, classes: int = 0
+    graph,
+    profiles,
+    hardware: str,
+    gpu: str,
+    batch: int,
+    positions=None,
+    classes: int = 0,
+    readout_weights: tuple[int, ...] | None = None,
 ) -> dict:
     """compare_costs over all samples, plus each sample priced on its own on the same placement:
     the per-sample distribution (None when the network does not fit the chip); classes: the
-    chip's readout (mapping/costs.chip_cost)."""
-    kw = {"batch": batch, "positions": positions, "classes": classes}
+    chip's readout (mapping/costs.chip_cost, with its readout_weights)."""
+    kw = {"batch": batch, "positions": positions, "classes": classes,
+          "readout_weights": readout_weights}  # fmt: skip
     cost = compare_costs(
         graph, concat_profiles(profiles), hardware, gpu, n_samples=len(profiles), **kw
     )
@@ -30,7 +38,9 @@ def engine_costs(
     if cost.fits:
         chip = load_hardware(hardware) if isinstance(hardware, str) else hardware
         per_sample = [
-            chip_cost(graph, p, chip, 1, fit=cost.fit, classes=classes)[1].energy_per_sample_j
+            chip_cost(
+                graph, p, chip, 1, fit=cost.fit, classes=classes, readout_weights=readout_weights
+            )[1].energy_per_sample_j
             for p in profiles
         ]
     return {

@@ -103,17 +103,40 @@ def rsgn_chip_fit(params, config, tokens: np.ndarray, hw):
 ENCODER_NOTE = (
     "the encoder (spark MLP, ball projection, token-node distances, min over tokens, exp: each "
     "sample's ignition) runs on the host, priced on neither side: both rows start from the "
-    "ignition and end with the class scores"
+    "ignition and end with {end}"
 )
+ENDS = {
+    True: "the class scores",
+    False: "the nodes' final states (the readout, on the host, is priced on neither side)",
+}
 
 
-def rsgn_chip_row(graph, profile, hw, n_samples: int, positions, classes: int, fit=None):
+def encoder_note(readout_on_chip: bool) -> str:
+    """ENCODER_NOTE for a row whose readout is on chip (both sides end with the class scores)
+    or on the host (both end with the nodes' states)."""
+    return ENCODER_NOTE.format(end=ENDS[bool(readout_on_chip)])
+
+
+def _stored(params, graph) -> tuple[int, ...]:
+    """The stored weights per accumulator of the readout `graph`'s split bundle would hold
+    (split_readout.classifier_weights: zeros are no synapses)."""
+    from atomspark.mapping.split_readout import classifier_weights
+
+    return classifier_weights(params, graph.populations[0].is_fixed_point)
+
+
+def rsgn_chip_row(graph, profile, hw, n_samples: int, positions, classes: int, fit=None,
+                  params=None):  # fmt: skip
     """The RSGN chip row (scenarios/compare/chip_rows.chip_row) with its readout of `classes`
-    class scores priced and the encoder's place stated (ENCODER_NOTE)."""
-    row = chip_row(graph, profile, hw, n_samples, positions, fit=fit, classes=classes)
+    class scores priced and the encoder's place stated (encoder_note); `params`: the model's,
+    whose classifier gives the readout's stored weights (split_readout.classifier_weights;
+    None: every weight stored)."""
+    stored = None if params is None or not classes else _stored(params, graph)
+    row = chip_row(graph, profile, hw, n_samples, positions, fit=fit, classes=classes,
+                   readout_weights=stored)  # fmt: skip
     if not row.fits:
         return row
-    took = f"{row.took}; {ENCODER_NOTE}"
+    took = f"{row.took}; {encoder_note(row.readout_on_chip)}"
     others = tuple(dataclasses.replace(p, took=took) for p in row.placements)
     return dataclasses.replace(row, took=took, placements=others)
 
@@ -148,7 +171,7 @@ def rsgn_cutoff_sweep(
             raise AtomsparkError(f"cutoffs: each must lie in [0, 1), got {c!r}")
         scores, alpha, profiles, graph, _ = _rsgn_engine(params, config, tokens, cutoff=c)
         costs = engine_costs(graph, profiles, hardware, gpu, len(tokens), params.positions,
-                             config.n_classes)  # fmt: skip
+                             config.n_classes, _stored(params, graph))  # fmt: skip
         rows.append(
             {
                 "cutoff": float(c),
@@ -174,7 +197,7 @@ def _rsgn_fixed_entry(params, config, x, labels, scores_t, scores_float, hardwar
     agreement with torch and with the float engine, wraps and clips, chip costs."""
     scores, _, profiles, graph, wall = _rsgn_engine(params, config, x, fixed=True)
     costs = engine_costs(graph, profiles, hardware, gpu, len(x), params.positions,
-                         config.n_classes)  # fmt: skip
+                         config.n_classes, _stored(params, graph))  # fmt: skip
     entry = engine_entry(
         costs, wall, mean_active_fraction(profiles), rsgn_agreement(scores_t, scores)
     )
@@ -196,7 +219,7 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
     params, config = model
     scores_e, _, prof_e, graph_e, wall_e = _rsgn_engine(params, config, x)
     costs_e = engine_costs(graph_e, prof_e, run.hardware, run.gpu, len(x), params.positions,
-                           config.n_classes)  # fmt: skip
+                           config.n_classes, _stored(params, graph_e))  # fmt: skip
     stage(f"{len(x)} sample(s) in torch on {run.device}")
     entry_t, (scores_t, _) = torch_backend(
         RSGN_TRAINER.forward, model, x, run.device, run.dtype, run.gpu,
@@ -220,7 +243,7 @@ def compare_rsgn(run: CompareRun, model, cutoffs) -> tuple:
     chip_costs = chip.pop("_costs", None) or costs_e
     row = rsgn_chip_row(
         chip_costs["graph"], chip_costs["profile"], load_hardware(run.hardware), len(x),
-        params.positions, config.n_classes,
+        params.positions, config.n_classes, params=params,
     )  # fmt: skip
     stage("the GPU's own algorithm on the same samples")
     if chip["fits"]:

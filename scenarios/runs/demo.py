@@ -197,7 +197,7 @@ def rsgn_workload(params, cfg, tokens: np.ndarray, run: EngineRun, chip_hw, fit=
     the fixed-point graph's fit, when made before the run (rsgn_compare.rsgn_chip_fit)."""
     scores, graph, profiles = rsgn_chip_run(params, cfg, tokens)  # the exported fixed point
     chip = rsgn_chip_row(graph, concat_profiles(profiles), chip_hw, len(tokens), run.positions,
-                         cfg.n_classes, fit=fit)  # fmt: skip
+                         cfg.n_classes, fit=fit, params=params)  # fmt: skip
     fp32 = rsgn_fp32_decisions(params, cfg, tokens)
     agreement = float(np.mean(scores.argmax(1) == fp32))
     variants = rsgn_gpu_variants(params, cfg, run.graph, tokens, agreement,

@@ -177,11 +177,12 @@ def _write_lava(graph: Graph, out: Path, result: dict, fixed: bool, split: bool,
         bundle = export_split(from_graph(graph), out, hardware, classifier)
         readout = json.loads((bundle / "metadata.json").read_text())["split"].get("readout")
         if readout is not None:
-            keys = ("classes", "weight_exp", "shift", "score_exp", "node_cores_per_group")
+            keys = ("classes", "weight_exp", "shift", "score_exp", "node_cores_per_group",
+                    "placement", "added_cores")  # fmt: skip
             result["readout"] = {k: readout[k] for k in keys}
             log(
                 f"[export] readout on chip: {readout['classes']} class scores from "
-                f"{len(readout['cores']) - 1} feature partial(s) and an accumulator; "
+                f"{readout['placement']}; "
                 + (
                     f"cls_w in two 8-bit parts (high x 2**{readout['weight_exp']}), products shifted "
                     f"by {readout['shift']}, a score unit 2**{readout['score_exp']}"
@@ -291,7 +292,7 @@ def _split_deployment(bundle: Path, out: Path, log) -> dict:
     readout = [c.to_dict() for c in costs["readout_costs"]]
     data = {**costs, "costs": [c.to_dict() for c in costs["costs"]], "readout_costs": readout,
             "layout": "split", "fits": not costs["problems"],
-            "cores": len(costs["costs"]) + len(readout)}  # fmt: skip
+            "cores": costs["cores_total"]}  # fmt: skip
     atomic_write_text(out / "deployment.json", json.dumps(data, indent=2))
     for line in report_lines(costs):
         log(line)
