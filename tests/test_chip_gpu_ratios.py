@@ -164,15 +164,54 @@ def test_rsgn_gpu_algorithm_computes_the_class_scores_as_the_chip_does(k):
     assert readout.name == "readout" and readout.iterations.tolist() == [1.0, 1.0, 1.0]
     assert readout.flops == pytest.approx(2 * n * d + 2 * d * c + c)
     assert readout.weight_bytes == 4 * (d * c + c) and readout.ops >= 3
-    assert step.iterations.tolist() == [max(k, 1)] * 3  # K = 0: one pass
+    assert step.iterations.tolist() == [k] * 3  # K = 0: no propagation step
     module = rsgn_to_torch(params, cfg).eval()
     t = torch.zeros(1, 4, cfg.d_in, dtype=module.positions.dtype)
     whole, outside = count_ops(lambda: module(t)), count_ops(lambda: module(t, n_steps=0))
-    assert step.ops * k == pytest.approx(whole - outside) if k else step.ops > 0
+    one = count_ops(lambda: module(t, n_steps=1)) - outside  # a step's ops, no encoder's
+    assert step.ops * k == pytest.approx(whole - outside) if k else step.ops == one
     assert outside > readout.ops  # the encoder's ops are left out of the priced phases
     # where the chip's bundle reads out on the host (node layout), neither side prices it
     (alone,) = rsgn_algorithm(params, cfg, graph, 3, "dense", readout=False).phases
     assert alone.name == step.name and alone.flops == step.flops and alone.ops == step.ops
+
+
+@pytest.mark.parametrize(
+    ("mode", "k", "readout"), [("published", 3, True), ("sparse", 2, False), ("published", 0, True)]
+)
+def test_the_measured_rsgn_path_times_exactly_the_priced_ops(mode, k, readout):
+    """The CUDA meter times rsgn_timed_work: the K steps from the ignition and the readout only
+    where the row prices one; the encoder and the weights' set-up run before, untimed."""
+    torch = pytest.importorskip("torch")
+    from atomspark.networks import rsgn
+    from atomspark.networks.rsgn_compile import compile_rsgn_tokens
+    from atomspark.networks.torch_path.convert import rsgn_to_torch
+    from atomspark.scenarios.compare.gpu_side import count_ops, rsgn_algorithm, rsgn_timed_work
+
+    extra = {"k_nearest": 6, "cutoff": 0.2} if mode == "sparse" else {}
+    cfg = rsgn.RSGNConfig(mode=mode, n_nodes=24, d_hidden=8, n_classes=5, n_steps=k, **extra)
+    params = rsgn.init_params(cfg, seed=0)
+    tokens = np.random.default_rng(0).standard_normal((6, cfg.d_in))
+    graph = compile_rsgn_tokens(params, cfg, tokens)
+    alg = rsgn_algorithm(params, cfg, graph, 1, "dense", readout=readout)
+    priced = sum(ph.ops * ph.iterations[0] for ph in alg.phases)
+    module = rsgn_to_torch(params, cfg).eval()
+    one = torch.from_numpy(tokens[None]).to(module.positions.dtype)
+    assert count_ops(rsgn_timed_work(module, one, readout)) == pytest.approx(priced)
+    # at any batch: the forward's steps (and readout) and nothing else
+    t = torch.from_numpy(np.stack([tokens, tokens[::-1]]).copy()).to(module.positions.dtype)
+    work = rsgn_timed_work(module, t, readout)
+    with torch.no_grad():
+        a, h = module.initial_state(t)
+    steps = count_ops(lambda: module(t)) - count_ops(lambda: module(t, n_steps=0))
+    assert count_ops(work) == steps + (count_ops(lambda: module.readout(a, h)) if readout else 0)
+    with torch.no_grad():
+        scores, alpha = module(t)
+        out = work()
+    if readout:
+        assert torch.equal(out, scores)
+    else:
+        assert torch.equal(out[0], alpha)
 
 
 def test_precision_emulation_rounds_matrix_operands():

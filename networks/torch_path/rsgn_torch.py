@@ -168,17 +168,52 @@ class TorchRSGN(nn.Module):
         trace=True adds a third output, (K + 1, B): each sequence's fraction of nodes above the
         cutoff after ignition and after each of the K steps (the activity of every step)."""
         cfg = self.config
-        sparse = cfg.mode == "sparse"
         tokens = tokens.to(device=self.positions.device, dtype=self.positions.dtype)
+        alpha, h = self.initial_state(tokens)
+        prepared = self.prepare()
+        steps = [(alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach()] if trace else None
+        alpha, h = self.propagate(alpha, h, prepared, n_steps, steps)
+        scores = self.readout(alpha, h)
+        return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
+
+    def initial_state(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder: the ignition alpha (B, N) and the initial states h (B, N, d) of tokens
+        already in the parameters' device and dtype."""
         alpha = self.ignition(tokens)
         h0 = (tokens.mean(1) @ self.init_w + self.init_b).to(self.positions.dtype)
-        h = h0[:, None, :] * alpha[:, :, None]
-        W = self.connection_weights()
+        return alpha, h0[:, None, :] * alpha[:, :, None]
+
+    def prepare(self) -> tuple:
+        """What every step reads and the parameters alone fix: W, the inhibition neighbourhoods
+        and their sizes, the edge pattern (sparse; else None) and a zero."""
         nb = self.inhibition_neighbourhood()
-        nb_size = nb.sum(1)
-        pattern = self.edge_pattern() if sparse else None
-        zero = torch.zeros((), dtype=alpha.dtype, device=alpha.device)
-        steps = [(alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach()] if trace else []
+        pattern = self.edge_pattern() if self.config.mode == "sparse" else None
+        p = self.positions
+        zero = torch.zeros((), dtype=p.dtype, device=p.device)
+        return self.connection_weights(), nb, nb.sum(1), pattern, zero
+
+    def from_ignition(
+        self, alpha: torch.Tensor, h: torch.Tensor, prepared: tuple, readout: bool = True
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The K steps from a given ignition (initial_state) with `prepared` (prepare), then
+        the class scores (`readout`) or the final (alpha, h): exactly the ops the GPU side
+        prices (scenarios/compare/gpu_side.rsgn_algorithm)."""
+        alpha, h = self.propagate(alpha, h, prepared)
+        return self.readout(alpha, h) if readout else (alpha, h)
+
+    def propagate(
+        self,
+        alpha: torch.Tensor,
+        h: torch.Tensor,
+        prepared: tuple,
+        n_steps: int | None = None,
+        trace: list | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """K steps (n_steps; default the config's) from (alpha, h) with `prepared` (prepare);
+        `trace`: a list each step's fraction of nodes above the cutoff is appended to."""
+        cfg = self.config
+        sparse = cfg.mode == "sparse"
+        W, nb, nb_size, pattern, zero = prepared
         dt = self.positions.dtype
         for _ in range(cfg.n_steps if n_steps is None else int(n_steps)):
             gate = alpha > cfg.cutoff
@@ -202,10 +237,9 @@ class TorchRSGN(nn.Module):
             if sparse:
                 alpha = torch.where(alpha > cfg.cutoff, alpha, zero)
                 h = h * (alpha > 0)[:, :, None]
-            if trace:
-                steps.append((alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach())
-        scores = self.readout(alpha, h)
-        return (scores, alpha, torch.stack(steps)) if trace else (scores, alpha)
+            if trace is not None:
+                trace.append((alpha > cfg.cutoff).to(alpha.dtype).mean(1).detach())
+        return alpha, h
 
     def readout(self, alpha: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """Class scores (B, C) = (sum_j alpha_j h_j) @ cls_w + cls_b."""
