@@ -224,6 +224,11 @@ def _size(v: float) -> str:
     return f"{v:,.0f}"
 
 
+def _x_close(v: float) -> str:
+    """A ratio, with enough digits to tell it from 1 where it is close."""
+    return f"{v:.3f}x" if 0.99 < v < 1.01 else _x(v)
+
+
 def family_sentence(family: MapFamily, curve: list[dict], series: str) -> str:
     """Where the chip wins (energy per sample), by how much, and when it stops winning, at batch 1
     and at throughput, along one curve (generated from the points)."""
@@ -243,6 +248,13 @@ def family_sentence(family: MapFamily, curve: list[dict], series: str) -> str:
         elif not wins:
             parts.append(f"at {words} the GPU uses less at every size "
                          f"({_span(min(r), max(r))})")  # fmt: skip
+        elif len(wins) == 1:
+            best = next(p for p in fit if p["size"] == wins[0])
+            parts.append(
+                f"at {words} the chip wins only at {_size(wins[0])} {family.size_axis} "
+                f"({_x_close(best[regime]['ratio'])}); the GPU uses less at every other size "
+                f"({_x(min(r))} at the far end)"
+            )
         else:
             where = ", ".join(f"~{_size(c)}" for c in cross) or "between points"
             best = max(fit, key=lambda p: p[regime]["ratio"])
