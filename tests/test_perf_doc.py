@@ -50,7 +50,10 @@ def test_results_are_full_runs_with_interleaved_rounds_and_recorded_load():
 def test_no_unmeasured_speed_claim_survives():
     doc = (ROOT / "docs" / "performance.md").read_text()
     readme = (ROOT / "README.md").read_text()
-    assert "1.45x" not in doc and "1.45×" not in readme and "104–183" not in readme
+    # an old hand-written threads figure; the generated block may hold the same digits, measured
+    table = _perf_table()
+    prose = doc[: doc.index(table.BEGIN)] + doc[doc.index(table.END) :]
+    assert "1.45x" not in prose and "1.45×" not in readme and "104–183" not in readme
 
 
 def _vn_result(with_float32_peer: bool) -> dict:
