@@ -84,28 +84,26 @@ class ParallelLIF:
         for j, o in enumerate(engine._outgoing):
             if o.channel not in (0, 1):
                 raise AtomsparkError(f"graph: projection {j} has channel {o.channel}; 0 or 1 only")
-        self.uniform = np.array([self._uniform(j, o) for j, o in enumerate(engine._outgoing)],
+        self._weights = [engine._fan_weights(j, o) for j, o in enumerate(engine._outgoing)]
+        nan = self._dtype.type(np.nan)  # a projection with per-synapse weights
+        self.uniform = np.array([w if np.ndim(w) == 0 else nan for w in self._weights],
                                 self._dtype)  # fmt: skip
         self.channel = np.array([o.channel for o in engine._outgoing], np.int64)
-        self._splits: dict[int, BlockSplit] = {}
-
-    def _uniform(self, j: int, o) -> float:
-        w = self.engine._fan_weights(j, o)
-        return self._dtype.type(w) if np.ndim(w) == 0 else self._dtype.type(np.nan)
+        self._split: BlockSplit | None = None  # one blocking held at a time (a graph copy each)
 
     def split(self, n_blocks: int) -> BlockSplit:
         """The projections regrouped for n_blocks target blocks (built once per blocking)."""
         blocks = block_bounds(self.n, n_blocks)
         nb = blocks.size - 1
-        if nb in self._splits:
-            return self._splits[nb]
-        n, eng = self.n, self.engine
+        if self._split is not None and self._split.blocks.size - 1 == nb:
+            return self._split
+        n = self.n
         ptrs, idx, weights = [], [], []
         offset = 0
-        for j, o in enumerate(eng._outgoing):
+        for o, w in zip(self.engine._outgoing, self._weights):
             out = np.empty(o.indices.size, np.int32)
             ptr, order = klp.split_by_target_block(o.indptr, o.indices, blocks, out)
-            weights.append((eng._fan_weights(j, o), order))
+            weights.append((w, order))
             ptrs.append(ptr + offset)
             idx.append(out)
             offset += o.indices.size
@@ -123,7 +121,7 @@ class ParallelLIF:
             np.zeros(-(-n // 8) * 8, np.uint8), np.zeros((2, n), np.int64),
             np.zeros((2, nb), np.int64), np.zeros(nb, np.int64),
         )  # fmt: skip
-        self._splits = {nb: split}  # one blocking held at a time (each is a copy of the graph)
+        self._split = split
         return split
 
     def run(self, steps: int, threads: int | None = None) -> ParallelProfile:
