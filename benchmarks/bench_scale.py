@@ -49,13 +49,14 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
     engine_s, eng = harness.time_once(lambda: Engine(graph))
     par = ParallelLIF(eng)
     split_s, split = harness.time_once(lambda: par.split(max(threads)))
-    parts = {  # the graph's CSR storage by part, bytes
-        "offsets": sum(p.indptr.nbytes for p in graph.projections),
-        "indices": sum(p.indices.nbytes for p in graph.projections),
-        "weights": sum(p.data.nbytes for p in graph.projections),
+    parts = {  # the graph's CSR storage by part, bytes actually held (equal weights: one)
+        part: sum(p.stored_bytes[key] for p in graph.projections)
+        for part, key in (("offsets", "indptr"), ("indices", "indices"), ("weights", "data"))
     }
     graph_bytes = sum(parts.values())
     state_bytes = sum(a.nbytes for a in eng.state["cuba"].values())
+    buffer_bytes = sum(a.nbytes for a in vars(eng.buffers[0]).values() if hasattr(a, "nbytes"))
+    split_buffer_bytes = sum(a.nbytes for a in (split.flags, split.emit, split.n_spikes, split.ops))
     steps = cfg.steps(seconds)
     for t in threads:  # compile (or load from the cache) each path on this graph, untimed
         ParallelLIF(Engine(graph)).run(1, threads=t)
@@ -78,6 +79,8 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
         "uniform_weights": bool(np.all(~np.isnan(par.uniform))),
         "parallel_bytes_per_synapse": split.nbytes / n_syn, "blocks": split.blocks.size - 1,
         "state_bytes_per_neuron": state_bytes / n,
+        "engine_buffer_bytes_per_neuron": buffer_bytes / n,
+        "parallel_buffer_bytes_per_neuron": split_buffer_bytes / n,
         "peak_rss_gb": _peak_rss_gb(), "peak_rss_bytes_per_synapse": _peak_rss_gb() * 2**30 / n_syn,
         "runs": runs,
     }  # fmt: skip

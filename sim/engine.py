@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from atomspark.sim.core import AtomsparkError, as_finite_array, require_int, require_positive
-from atomspark.sim.graph import Graph, Population
+from atomspark.sim.graph import Graph, Population, astype_held_once
 from atomspark.sim.memory import require_memory, run_record_bytes
 from atomspark.sim.profile import Profile
 from atomspark.sim.run_loop import Counters, EventLog, Fan, ShiftStage, compiled_loop, loop_source
@@ -113,6 +113,7 @@ class Engine:
         self.exact = exact
         self._direct_weights: dict = {}  # (projection, decay) -> weights / decay (cached)
         self._narrow: dict[int, np.ndarray] = {}  # projection -> uint16 target indices (cached)
+        self._spelled_out: dict[int, np.ndarray] = {}  # projection -> per-synapse weights (cached)
         self._grouped_plans: dict = {}  # way of running -> grouped loop and its grouping
         self.models = [model_of(p.params) for p in graph.populations]
         self._dense_min = [
@@ -213,7 +214,7 @@ class Engine:
         the target's dtype once)."""
         kind = self._fan_kind(o)
         scalar = o.uniform_weight is not None and kind in ("plain", "direct")
-        w = o.uniform_weight if scalar else o.data
+        w = o.uniform_weight if scalar else self._per_synapse_weights(j, o)
         if kind != "direct":
             return w
         decay = self.direct[o.target][o.channel][1]
@@ -223,6 +224,15 @@ class Engine:
                 o.data.dtype.type(scaled) if np.ndim(w) == 0 else scaled.astype(o.data.dtype)
             )
         return self._direct_weights[(j, decay)]
+
+    def _per_synapse_weights(self, j: int, o: Outgoing) -> np.ndarray:
+        """o.data with one entry per synapse: weights held once are spelled out (and cached) for
+        the kernels that read a weight per synapse."""
+        if o.data.strides != (0,) or o.data.size < 2:
+            return o.data
+        if j not in self._spelled_out:
+            self._spelled_out[j] = np.ascontiguousarray(o.data)
+        return self._spelled_out[j]
 
     def _fan_indices(self, j: int, o: Outgoing) -> np.ndarray:
         """A lean target of at most 65,536 units gets its fan-outs' target indices as uint16:
@@ -275,7 +285,9 @@ class Engine:
                 scaled = proj.data.astype(np.int64) << proj.weight_exp  # < 2**31 (Graph checks)
                 data = scaled.astype(np.int32)
             elif not tgt.is_fixed_point:
-                data = data.astype(self._value_dtype(tgt), copy=False)
+                data = astype_held_once(data, self._value_dtype(tgt))
+            else:
+                data = np.ascontiguousarray(data)
             out.append(
                 Outgoing(
                     source=s,
@@ -283,7 +295,7 @@ class Engine:
                     channel=proj.channel,
                     indptr=proj.indptr,
                     indices=proj.indices,
-                    data=np.ascontiguousarray(data),
+                    data=data,  # float weights that are all equal stay held once (zero stride)
                     delay=proj.delay,
                     uniform_delay=proj.uniform_delay,
                     full_rows=not proj.repeats_targets,
@@ -458,7 +470,7 @@ class Engine:
 
 def _uniform_value(data: np.ndarray):
     """The one value of a nonempty array whose entries are all equal (a NumPy scalar), else None."""
-    if data.size and np.all(data == data.flat[0]):
+    if data.size and (data.strides == (0,) or np.all(data == data.flat[0])):
         return data.dtype.type(data.flat[0])
     return None
 

@@ -62,6 +62,8 @@ class Projection:
     Storage (bytes per synapse): indices int32 (int64 only for >= 2**31 targets), weights 4 or 8
     (integers: 1, 2 or 4), delays 0 when every synapse has the same delay (`uniform_delay`, the
     common case: `delay` is then a zero-stride view) else uint8/uint16/uint32 per synapse.
+    Equal weights (bitwise, as CUBA's one excitatory weight) are held once the same way: `data`
+    is then a read-only zero-stride view and `uniform_weight` its value.
     After construction `weights` and `delays` are views of the stored arrays (scipy CSC,
     n_target x n_source), so the caller's matrices are not kept alive.
     """
@@ -118,6 +120,7 @@ class Projection:
 
     def _store(self, data: np.ndarray, delay: np.ndarray) -> None:
         """Set the weight and delay arrays and the zero-copy `weights` / `delays` views."""
+        data = held_once_if_uniform(data)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "delay", delay)
         object.__setattr__(self, "weights", self._view(data))
@@ -136,7 +139,7 @@ class Projection:
         if self.data.dtype == dtype:
             return self
         with np.errstate(over="ignore", invalid="ignore"):  # checked just below
-            data = self.data.astype(dtype)
+            data = astype_held_once(self.data, dtype)
         if dtype.kind == "f" and not np.all(np.isfinite(data)):
             raise AtomsparkError(
                 f"projection {self.source}->{self.target} weights: beyond the {dtype} range"
@@ -154,6 +157,13 @@ class Projection:
     def n_synapses(self) -> int:
         return int(self.data.size)
 
+    @property
+    def uniform_weight(self):
+        """The one weight of every synapse when all are equal and held once, else None."""
+        if self.data.size > 1 and self.data.strides == (0,):
+            return self.data.dtype.type(self.data[0])
+        return None
+
     def out_degree(self) -> np.ndarray:
         """Number of synapses leaving each source unit."""
         return np.diff(self.indptr)
@@ -164,7 +174,9 @@ class Projection:
         return {
             "indptr": int(self.indptr.nbytes),
             "indices": int(self.indices.nbytes),
-            "data": int(self.data.nbytes),
+            "data": int(
+                self.data.itemsize if self.uniform_weight is not None else self.data.nbytes
+            ),
             "delay": 0 if self.uniform_delay is not None else int(self.delay.nbytes),
         }
 
@@ -172,6 +184,26 @@ class Projection:
     def bytes_per_synapse(self) -> float:
         """All stored bytes (indptr included) divided by the number of synapses."""
         return sum(self.stored_bytes.values()) / max(self.n_synapses, 1)
+
+
+def held_once_if_uniform(values: np.ndarray, chunk: int = 1 << 22) -> np.ndarray:
+    """`values` as a read-only zero-stride view of one entry when all entries are bitwise equal
+    (-0.0 and 0.0 differ), else `values` itself. Compared a chunk at a time: no n-sized temporary."""
+    if values.ndim != 1 or values.size < 2 or values.strides == (0,):
+        return values
+    bits = values.view(f"u{values.itemsize}")
+    first = bits[0]
+    for lo in range(0, bits.size, chunk):
+        if not np.all(bits[lo : lo + chunk] == first):
+            return values
+    return np.broadcast_to(values[:1].copy(), values.shape)
+
+
+def astype_held_once(values: np.ndarray, dtype) -> np.ndarray:
+    """`values` as `dtype`; an array held once (zero stride) stays held once."""
+    if values.ndim == 1 and values.size > 1 and values.strides == (0,):
+        return np.broadcast_to(values[:1].astype(dtype), values.shape)
+    return values.astype(dtype, copy=False)
 
 
 def _fan_out_csr(label: str, weights, dtype) -> sp.csr_matrix:

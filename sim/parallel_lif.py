@@ -98,26 +98,22 @@ class ParallelLIF:
         if self._split is not None and self._split.blocks.size - 1 == nb:
             return self._split
         n = self.n
-        ptrs, idx, weights = [], [], []
-        offset = 0
+        total = sum(o.indices.size for o in self.engine._outgoing)
+        indices = np.empty(total, np.int32)
+        # every projection uniform: no weight stored per synapse (the kernel reads uniform[p])
+        per_synapse = np.zeros(total if np.isnan(self.uniform).any() else 0, self._dtype)
+        ptrs, offset = [], 0
         for o, w in zip(self.engine._outgoing, self._weights):
-            out = np.empty(o.indices.size, np.int32)
-            ptr, order = klp.split_by_target_block(o.indptr, o.indices, blocks, out)
-            weights.append((w, order))
+            end = offset + o.indices.size
+            w = np.broadcast_to(np.asarray(w, self._dtype), o.indices.shape)
+            ptr = klp.split_by_target_block(o.indptr, o.indices, blocks, indices[offset:end],
+                                            w, per_synapse[offset:end])  # fmt: skip
             ptrs.append(ptr + offset)
-            idx.append(out)
-            offset += o.indices.size
+            offset = end
         wide = np.int64 if offset >= 2**31 else np.int32  # offsets: 4 bytes while they fit
         ptr = np.stack(ptrs).astype(wide) if ptrs else np.zeros((0, nb, n + 1), wide)
-        # every projection uniform: no weight stored per synapse (the kernel reads uniform[p])
-        per_synapse = np.zeros(offset if np.isnan(self.uniform).any() else 0, self._dtype)
-        if per_synapse.size:  # per synapse, in the block-split order, for every projection
-            start = 0
-            for w, order in weights:
-                per_synapse[start + order] = w
-                start += order.size
         split = BlockSplit(
-            blocks, ptr, np.concatenate(idx) if idx else np.zeros(0, np.int32), per_synapse,
+            blocks, ptr, indices, per_synapse,
             np.zeros(-(-n // 8) * 8, np.uint8), np.zeros((2, n), np.int64),
             np.zeros((2, nb), np.int64), np.zeros(nb, np.int64),
         )  # fmt: skip

@@ -182,16 +182,46 @@ def test_dense_recurrent_vn_engine_equals_dense_jacobi_ista():
 
 
 def test_the_readme_storage_figures():
-    # README: "8.1 bytes per synapse" (float32) and "12.1 for float64" at 100 synapses per source
+    # README: "8.1 bytes per synapse" (float32), "12.1 for float64" at 100 synapses per source
+    # with per-synapse weights, and "4.1 bytes per synapse" when every weight is the same
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     said = {
         "float32": float(re.search(r"\*\*([0-9.]+) bytes per synapse\*\* for float32", readme)[1]),
         "float64": float(re.search(r"\(([0-9.]+) for float64\)", readme)[1]),
     }
+    equal = float(re.search(r"as in CUBA: \*\*([0-9.]+) bytes per synapse", readme)[1])
     n = 1000
     rng = np.random.default_rng(0)
     rows = np.concatenate([rng.choice(n, 100, replace=False) for _ in range(n)])
-    w = sp.csc_matrix((np.ones(100 * n), (rows, np.repeat(np.arange(n), 100))), shape=(n, n))
+    cols = np.repeat(np.arange(n), 100)
+    random_w = sp.csc_matrix((rng.uniform(0.1, 1.0, 100 * n), (rows, cols)), shape=(n, n))
+    equal_w = sp.csc_matrix((np.full(100 * n, 0.5), (rows, cols)), shape=(n, n))
     for dtype, figure in said.items():
-        proj = Graph([Population("a", n, _lif(dtype))], [Projection("a", "a", w)]).projections[0]
-        assert round(proj.bytes_per_synapse, 1) == figure, dtype
+        for w, want in ((random_w, figure), (equal_w, equal)):
+            graph = Graph([Population("a", n, _lif(dtype))], [Projection("a", "a", w)])
+            assert round(graph.projections[0].bytes_per_synapse, 1) == want, dtype
+
+
+def test_equal_weights_are_held_once_and_read_as_before():
+    # one weight stored for a projection whose weights are all equal; the engine's spikes are
+    # those of the same graph with the weights spelled out per synapse (a -0.0 breaks equality)
+    n = 400
+    rng = np.random.default_rng(3)
+    w = sp.random(n, n, density=0.05, random_state=rng, format="csc")
+    w.data[:] = 0.7
+    proj = Projection("a", "a", w)
+    assert proj.uniform_weight == 0.7 and proj.stored_bytes["data"] == 8
+    assert proj.data.shape == (w.nnz,) and not proj.data.flags.writeable
+    assert proj.with_weight_dtype(np.float32).stored_bytes["data"] == 4
+    mixed = w.copy()
+    mixed.data[0] = -0.0
+    mixed.data[1] = 0.0
+    assert Projection("a", "a", mixed).uniform_weight is None
+    params = _lif("float64")
+    drive = rng.uniform(0.0, 2.0, (50, n))
+    runs = []
+    for lean in (True, False):  # the lean kernels read the scalar, the general ones per synapse
+        eng = Engine(Graph([Population("a", n, params)], [Projection("a", "a", w)]), lean=lean)
+        runs.append(eng.run(50, inputs={"a": drive}).events)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert runs[0].sum() > 0

@@ -22,12 +22,13 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def split_by_target_block(indptr, indices, blocks, out_indices):
+def split_by_target_block(indptr, indices, blocks, out_indices, weights, out_weights):
     """(n_blocks, n_source + 1) offsets of a fan-out CSR regrouped by (target block, source);
-    out_indices receives the target indices in that order (within a source, ascending)."""
+    out_indices receives the target indices in that order (within a source, ascending) and
+    out_weights the per-synapse weights when it is not empty (uniform weights: nothing copied)."""
     n_src = indptr.size - 1
     nb = blocks.size - 1
-    block_of = np.empty(blocks[-1], np.int64)
+    block_of = np.empty(blocks[-1], np.int32)  # 4 bytes a unit: the lookup stays in cache longer
     for b in range(nb):
         block_of[blocks[b] : blocks[b + 1]] = b
     ptr = np.zeros((nb, n_src + 1), np.int64)
@@ -41,14 +42,15 @@ def split_by_target_block(indptr, indices, blocks, out_indices):
             total += ptr[b, s + 1]
             ptr[b, s + 1] = total
     fill = ptr[:, :-1].copy()
-    order = np.empty(indices.size, np.int64)  # position of each original synapse
+    copy_weights = out_weights.size > 0
     for s in range(n_src):
         for k in range(indptr[s], indptr[s + 1]):
             b = block_of[indices[k]]
             out_indices[fill[b, s]] = indices[k]
-            order[k] = fill[b, s]
+            if copy_weights:
+                out_weights[fill[b, s]] = weights[k]
             fill[b, s] += 1
-    return ptr, order
+    return ptr
 
 
 @njit(cache=True, inline="always")
