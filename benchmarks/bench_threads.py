@@ -7,13 +7,19 @@ cpp_standalone with OpenMP and NEST at the same thread counts.
 Same network law as bench_cuba.py (atomspark.scenarios.runs.cuba), float64 everywhere (NEST
 computes in double). Set-up apart (engine: graph, block split, Numba compile; Brian2: code
 generation and C++ build; NEST: building the network, per run), then `--rounds` interleaved
-rounds in which every simulator runs once at every thread count. Recorded per run: wall time and
-process CPU time of the simulation loop (the engine's parallel run; NEST's nest.Run; Brian2's
-main-loop clock as CPU time and the whole binary as wall time, process start and file output
-included). The speed-up from 1 to N threads is judged on wall time, which is what threads
-shorten; on a loaded machine a thread may wait for a core, so the load average is recorded
-before and after. The engine's spikes per step are the same at every thread count (asserted); its one-thread
-row is the serial engine (ParallelLIF.run with one thread runs Engine.run).
+rounds (after one untimed warm-up round) in which every simulator runs once at every thread
+count. Recorded per run: wall time and process CPU time of the simulation loop (the engine's
+parallel run; NEST's nest.Run; Brian2's whole binary, process start and file output included)
+and, for Brian2, its own main-loop time, which is CPU time on one thread and wall time with
+OpenMP (peer_brian2.py). The speed-up from 1 to N threads is judged on wall time, which is what
+threads shorten, and the engine against Brian2 on the engine's run against Brian2's main loop;
+on a loaded machine a thread may wait for a core, so the load average is recorded before and
+after. The engine's spikes per step are the same at every thread count (asserted); its
+one-thread row is the serial engine (ParallelLIF.run with one thread runs Engine.run).
+
+Two rows take the threaded run apart, in the same rounds: the block kernel with N blocks on one
+thread (its work without parallelism: the serial engine's work plus what blocking adds) and
+Numba's fork and join alone, N threads, once per step, no work (fork_join.py).
 --resume: leave an existing result file alone.
 """
 
@@ -26,6 +32,8 @@ import time
 import harness
 
 THREADS_MAX = 64  # NUMBA_NUM_THREADS must be set before Numba loads: the largest count asked
+ANATOMY_BLOCKS = "block kernel (anatomy):"  # rows that take the threaded run apart
+ANATOMY_FORK = "fork/join only, no work (anatomy):"
 
 
 def main() -> None:
@@ -54,6 +62,7 @@ def run(args) -> None:
     from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
     from atomspark.sim.engine import Engine
     from atomspark.sim.parallel_lif import ParallelLIF
+    from fork_join import timed_empty_steps
 
     load_at_start = harness.load_average()  # before this benchmark's own builds load the cores
     harness.print_machine(harness.machine_info())
@@ -80,12 +89,27 @@ def run(args) -> None:
         return {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
                 "spikes": int(prof.spikes.sum()), "per_step": prof.spikes}  # fmt: skip
 
+    def blocks_on_one_thread(blocks):
+        par = ParallelLIF(Engine(graph), blocks=blocks)
+        par.split(blocks)
+        c0, w0 = time.process_time(), time.perf_counter()
+        prof = par.run(steps, threads=1)
+        return {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
+                "spikes": int(prof.spikes.sum()), "per_step": prof.spikes}  # fmt: skip
+
     extra = {}
     for t in args.threads:
         runners[f"atomspark engine (Numba, float64, {t} thread{'s' * (t > 1)})"] = (
             t,
             lambda t=t: engine_run(t),
         )
+    for t in (t for t in args.threads if t > 1):  # the threaded run taken apart
+        runners[f"{ANATOMY_BLOCKS} {t} blocks on 1 thread"] = (
+            1,
+            lambda t=t: blocks_on_one_thread(t),
+        )
+        runners[f"{ANATOMY_FORK} {t} threads"] = (t, lambda t=t: timed_empty_steps(steps, t))
+        timed_empty_steps(1, t)  # compile
     if "brian2" in args.peers:
         try:
             from peer_brian2 import Brian2Peer
@@ -108,13 +132,17 @@ def run(args) -> None:
                 )
         except ImportError as exc:
             print(f"NEST not run: {exc}")
-    load_before = harness.load_average()
+    # the builds above load the cores for a while: wait for the load to fall (not in --quick)
+    load_before = harness.load_average() if args.quick else harness.settle()
+    for _, fn in runners.values():  # the untimed warm-up round
+        fn()
     samples = {name: [] for name in runners}
-    for _ in range(rounds):
+    for i in range(rounds):
         for name, (_, fn) in runners.items():
             samples[name].append(fn())
+        print(f"round {i + 1}/{rounds} done", flush=True)
     load_after = harness.load_average()
-    per_step = [s["per_step"] for name, ss in samples.items() if "atomspark" in name for s in ss]
+    per_step = [s["per_step"] for ss in samples.values() for s in ss if "per_step" in s]
     assert all((p == per_step[0]).all() for p in per_step), "thread counts disagree"
     rows = []
     for name, (threads, _) in runners.items():
@@ -125,6 +153,9 @@ def run(args) -> None:
                      "wall_min_s": min(s["wall_s"] for s in ss),
                      "cpu_median_s": statistics.median(s["cpu_s"] for s in ss),
                      "spikes": ss[-1]["spikes"], **extra.get(name, {})})  # fmt: skip
+        if "loop_s" in ss[0]:  # Brian2's own main-loop time, on the clock it names
+            rows[-1].update(loop_s=[s["loop_s"] for s in ss], loop_clock=ss[0]["loop_clock"],
+                            loop_median_s=statistics.median(s["loop_s"] for s in ss))  # fmt: skip
     print(harness.format_table(rows, ["simulator", "threads", "wall_min_s", "wall_median_s",
                                       "cpu_median_s", "spikes"]))  # fmt: skip
     path = harness.write_result(args.out, args.name, {

@@ -76,6 +76,25 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+SIMD_LEVELS = ("avx512f", "avx2", "avx", "sse4_2")  # the widest the CPU reports names it
+
+
+def host_fingerprint() -> str:
+    """CPU model, widest SIMD and bogomips from /proc/cpuinfo: two results with different
+    fingerprints came from different kinds of host (a cloud 'AMD EPYC' names several)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or "unknown"
+    flags = set(fields.get("flags", "").split())
+    simd = next((s for s in SIMD_LEVELS if s in flags), "no avx")
+    return f"{fields.get('model name', 'unknown')}, {simd}, bogomips {fields.get('bogomips', '?')}"
+
+
 def _version(module: str) -> str | None:
     try:
         mod = __import__(module)
@@ -98,6 +117,7 @@ def machine_info() -> dict:
         usable = os.cpu_count()
     return {
         "cpu": _cpu_model(),
+        "host": host_fingerprint(),
         "logical_cores": os.cpu_count(),
         "usable_cores": usable,
         "memory_gib": round(mem_gb, 1),
@@ -243,6 +263,15 @@ def max_threads(report: dict) -> int:
         report[k] for k in ("torch", "numba") if report.get(k) is not None
     ]
     return max(counts, default=1)
+
+
+def settle(below: float = 1.0, max_s: float = 150.0) -> list[float]:
+    """Wait (at most max_s) until the 1-minute load average is under `below`, so that timed
+    rounds do not start in the wake of a build; returns the load average then."""
+    end = time.monotonic() + max_s
+    while load_average()[0] >= below and time.monotonic() < end:
+        time.sleep(5)
+    return load_average()
 
 
 def load_average() -> list[float]:

@@ -4,8 +4,10 @@ The C++ project is generated and built once per precision (prefs.core.default_fl
 its own folder with Brian2's default compiler flags (prefs.codegen.cpp.extra_compile_args_gcc:
 -O3 -ffast-math -march=native ..., recorded with each result), then the device is reset so that
 the next precision can be built in the same process. Each timed run executes the built binary
-directly and reads back Brian2's own main-loop CPU time (results/last_run_info.txt, std::clock,
-one thread: OpenMP off) and the spike monitor's array of neuron indices.
+directly and reads back Brian2's own main-loop time (results/last_run_info.txt) and the spike
+monitor's array of neuron indices. That clock is the process CPU time (std::clock) on one thread
+(OpenMP off) but wall time (omp_get_wtime) with OpenMP: each run records which (`loop_clock`),
+beside the whole binary's wall and CPU time (process start, loading and file output included).
 
 Brian2's generated main loop also reads the process CPU clock (std::clock(), a system call: about
 0.6 us on this machine) after every step, for its maximum_run_time check, whether or not a
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -56,6 +59,7 @@ class Brian2Peer:
             b2.set_device("runtime")
         os.makedirs(self.results, exist_ok=True)
         self.setup_s = None
+        self.loop_clock = "cpu" if threads == 1 else "wall"  # std::clock / omp_get_wtime
         what = "1 thread" if threads == 1 else f"{threads} threads, OpenMP"
         self.name = f"Brian2 {b2.__version__} cpp_standalone ({dtype}, {what})"
 
@@ -63,20 +67,28 @@ class Brian2Peer:
         return self.timed_run(steps)["wall_s"]
 
     def timed_run(self, steps: int) -> dict:
-        """Run the binary once: Brian2's main-loop CPU time, the wall time of the whole binary
-        (process start and file output included), spikes and synaptic events."""
+        """Run the binary once: Brian2's main-loop time (`loop_s`, on the clock `loop_clock`),
+        the whole binary's wall and CPU time, spikes and synaptic events. `cpu_s` is the main
+        loop's CPU time on one thread, the whole binary's with OpenMP (Brian2 then times its
+        loop on the wall clock)."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         w0 = time.perf_counter()
         subprocess.run(["./main", "--results_dir", self.results], cwd=self.workdir, check=True,
                        stdout=subprocess.DEVNULL)  # fmt: skip
         wall = time.perf_counter() - w0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        process_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         with open(os.path.join(self.results, "last_run_info.txt")) as fh:
             run_time, completed = fh.read().split()
         if float(completed) != 1.0:
             raise RuntimeError(f"Brian2 {self.dtype} run stopped at {completed} of its duration")
         fired = np.fromfile(os.path.join(self.results, self.spike_file), np.int32)
         out_deg = np.bincount(self.net.pre, minlength=self.net.config.n)
-        return {"cpu_s": float(run_time), "wall_s": wall, "spikes": int(fired.size),
-                "synops": int(out_deg[fired].sum())}  # fmt: skip
+        loop = float(run_time)
+        return {"loop_s": loop, "loop_clock": self.loop_clock, "process_wall_s": wall,
+                "process_cpu_s": process_cpu, "wall_s": wall,
+                "cpu_s": loop if self.loop_clock == "cpu" else process_cpu,
+                "spikes": int(fired.size), "synops": int(out_deg[fired].sum())}  # fmt: skip
 
 
 STEP_CLOCK = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -421,21 +422,31 @@ def threads_section(res: dict) -> list[str]:
         f"float64 ({res['date_utc']} UTC)",
         "",
         f"{res['rounds']} interleaved rounds; {_load_note(res)} on "
-        f"{res['machine']['logical_cores']} cores. Wall time is what threads shorten; Brian2's "
-        f"wall time is its whole binary (process start and output included), its CPU time its "
-        f"main-loop clock (summed over threads).",
+        f"{res['machine']['logical_cores']} cores. Wall time is what threads shorten. Brian2's "
+        f"wall and CPU times are its whole binary (process start, loading and output included); "
+        f"its main loop is timed by Brian2 itself, on the CPU clock on one thread and on the wall "
+        f"clock with OpenMP. The anatomy rows take the threaded engine apart (bench_threads.py).",
         "",
-        "| simulator | threads | wall min s | wall median s | CPU median s | spikes |",
-        "|---|---|---|---|---|---|",
+        "| simulator | threads | wall min s | wall median s | CPU median s "
+        "| main loop median s (clock) | spikes |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in res["rows"]:
+        loop = f"{_g(r['loop_median_s'])} ({r['loop_clock']})" if "loop_s" in r else "-"
         out.append(f"| {r['simulator']} | {r['threads']} | {_g(r['wall_min_s'])} "
-                   f"| {_g(r['wall_median_s'])} | {_g(r['cpu_median_s'])} | {r['spikes']:,} |")  # fmt: skip
+                   f"| {_g(r['wall_median_s'])} | {_g(r['cpu_median_s'])} | {loop} "
+                   f"| {r['spikes']:,} |")  # fmt: skip
     return out
 
 
 def _by_threads(res: dict, who: str) -> dict[int, dict]:
     return {r["threads"]: r for r in res["rows"] if r["simulator"].startswith(who)}
+
+
+def _pairs(num: list[float], den: list[float]) -> tuple[float, float, float]:
+    """Median, min and max of the per-round ratios num[i] / den[i]."""
+    q = [a / b for a, b in zip(num, den)]
+    return statistics.median(q), min(q), max(q)
 
 
 def _threads_at_scale(scale: dict | None) -> str:
@@ -454,6 +465,30 @@ def _threads_at_scale(scale: dict | None) -> str:
     return "; ".join(parts)
 
 
+def _anatomy(res: dict, most: int) -> str | None:
+    """The threaded step taken apart from the anatomy rows (medians, us per step)."""
+    rows = {r["simulator"]: r for r in res["rows"]}
+    one = _by_threads(res, "atomspark").get(1)
+    many = _by_threads(res, "atomspark").get(most)
+    blocks = next((r for k, r in rows.items() if k.startswith("block kernel") and
+                   k.endswith(f" {most} blocks on 1 thread")), None)  # fmt: skip
+    fork = next((r for k, r in rows.items() if k.startswith("fork/join") and
+                 k.endswith(f" {most} threads")), None)  # fmt: skip
+    if None in (one, many, blocks, fork):
+        return None
+    us = {k: r["wall_median_s"] / res["steps"] * 1e6
+          for k, r in (("one", one), ("many", many), ("blocks", blocks), ("fork", fork))}  # fmt: skip
+    predicted = us["blocks"] / most + us["fork"]
+    return (f"where the time goes (wall medians per step): the serial engine {us['one']:.3g} us; "
+            f"the block kernel with {most} blocks on one thread {us['blocks']:.3g} us "
+            f"({us['blocks'] / us['one'] - 1:+.0%}: blocking's own work); Numba's fork and join "
+            f"alone {us['fork']:.3g} us at {most} threads. Perfect sharing of the block kernel "
+            f"plus the fork and join predicts {predicted:.3g} us ({us['one'] / predicted:.2f}x); "
+            f"measured {us['many']:.3g} us, the other {us['many'] - predicted:.3g} us being what "
+            f"the threads lose to each other (unequal blocks, waiting at the join, shared memory "
+            f"bandwidth)")  # fmt: skip
+
+
 def threads_targets(res: dict, scale: dict | None = None) -> list[str]:
     at_scale = _threads_at_scale(scale)
     eng = _by_threads(res, "atomspark")
@@ -461,34 +496,33 @@ def threads_targets(res: dict, scale: dict | None = None) -> list[str]:
     out = []
     if 1 in eng and len(eng) > 1:
         most = max(eng)
-        up = eng[1]["wall_median_s"] / eng[most]["wall_median_s"]
+        up, lo, hi = _pairs(eng[1]["wall_s"], eng[most]["wall_s"])
         out.append(f"- CUBA {res['n']:,}, engine 1 -> {most} threads >= "
                    f"{THREAD_TARGETS['speed-up']:g}x (wall): "
-                   f"{_status(up, THREAD_TARGETS['speed-up'])}")  # fmt: skip
-        if most in brian:
-            q = brian[most]["wall_median_s"] / eng[most]["wall_median_s"]
+                   f"{_status(up, THREAD_TARGETS['speed-up'])}; pairs {lo:.2f}-{hi:.2f}x")  # fmt: skip
+        anatomy = _anatomy(res, most)
+        if anatomy and up < THREAD_TARGETS["speed-up"]:
+            out.append(f"  - {anatomy}" + (f"; where a step holds far more work (the scale "
+                                           f"rows): {at_scale}" if at_scale else ""))  # fmt: skip
+        b = brian.get(most)
+        if b is not None and b.get("loop_clock") == "wall":
+            q, qlo, qhi = _pairs(b["loop_s"], eng[most]["wall_s"])
             out.append(f"- CUBA {res['n']:,}, engine >= {THREAD_TARGETS['vs Brian2']:g}x "
-                       f"Brian2 OpenMP at {most} threads (wall): "
-                       f"{_status(q, THREAD_TARGETS['vs Brian2'])}; Brian2's wall is its "
-                       f"whole binary (process start and output included), which favours the "
-                       f"engine: its main-loop CPU time at {most} threads is "
-                       f"{brian[most]['cpu_median_s']:.3g} s, summed over threads")  # fmt: skip
-        if up < 1:
-            fork = (eng[most]["wall_median_s"] - eng[1]["wall_median_s"] / most) / res["steps"]
-            out.append(f"  - {most} threads take longer than the serial engine: a step of "
-                       f"{res['n']:,} neurons is {eng[1]['wall_median_s'] / res['steps'] * 1e6:.3g} us "
-                       f"of work on one thread, and each step's fork and join of Numba's thread "
-                       f"pool adds about {fork * 1e6:.3g} us (wall at {most} threads minus "
-                       f"1/{most} of the serial wall, per step)"
-                       + (f"; where a step holds far more work (the scale rows): {at_scale}"
-                          if at_scale else ""))  # fmt: skip
+                       f"Brian2 OpenMP at {most} threads (the engine's run against Brian2's "
+                       f"main loop, both wall): {_status(q, THREAD_TARGETS['vs Brian2'])}; "
+                       f"pairs {qlo:.2f}-{qhi:.2f}x (against Brian2's whole binary: "
+                       f"{_pairs(b['wall_s'], eng[most]['wall_s'])[0]:.2f}x)")  # fmt: skip
+        elif b is not None:
+            out.append(f"- CUBA {res['n']:,}, engine >= {THREAD_TARGETS['vs Brian2']:g}x Brian2 "
+                       f"OpenMP at {most} threads: Brian2's main-loop wall time was not "
+                       f"recorded in this result; no ratio")  # fmt: skip
     cores = res["machine"]["logical_cores"]
     start = res.get("load_at_start")
-    if start is not None and start[0] <= cores:
+    if start is not None:
         out.append(f"  - the 1-minute load average was {start[0]:g} when the benchmark started "
                    f"and {res['load_before'][0]:g} after its own builds (Brian2's compiler, "
                    f"NEST's network), before the timed rounds")  # fmt: skip
-    elif max(res["load_before"][0], res["load_after"][0]) > cores:
+    if max(res["load_before"][0], res["load_after"][0]) > cores:
         out.append(f"  - measured with the load above the {cores} cores: a thread waits for a "
                    f"core at every step's join, so these thread figures are not the machine's; "
                    f"`benchmarks/quiet_run.py` reruns them")  # fmt: skip
@@ -500,7 +534,7 @@ def scale_section(res: dict) -> list[str]:
         "### Scale: CUBA at 250,000 and 1,000,000 neurons (one process per size)",
         "",
         "| neurons | synapses | bio s | draw s | graph s | engine + block split s "
-        "| graph B/synapse | block-split B/synapse | state B/neuron | peak RSS GB "
+        "| graph B/synapse | block-split B/synapse | state + buffers B/neuron | peak RSS GB "
         "| run wall s (threads) | rate Hz | peers | load before / after |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -514,11 +548,19 @@ def scale_section(res: dict) -> list[str]:
             f"| {int(n):,} | {r['n_synapses']:,} | {r['seconds']:g} | {_g(r['draw_s'])} "
             f"| {_g(r['graph_s'])} | {_g(r['engine_s'] + r['block_split_s'])} "
             f"| {r['graph_bytes_per_synapse']:.2f} | {r['parallel_bytes_per_synapse']:.2f} "
-            f"| {r['state_bytes_per_neuron']:.0f} | {r['peak_rss_gb']:.2f} | {runs} "
+            f"| {_per_neuron(r)} | {r['peak_rss_gb']:.2f} | {runs} "
             f"| {r['runs'][0]['rate_hz']:.2f} | {peers} "
             f"| {r['load_before'][0]:g} / {r['load_after'][0]:g} |"
         )
     return out
+
+
+def _per_neuron(r: dict) -> str:
+    """Bytes per neuron: state, plus the engine's buffers and the parallel run's where recorded."""
+    if "engine_buffer_bytes_per_neuron" not in r:
+        return f"{r['state_bytes_per_neuron']:.0f}"
+    return (f"{r['state_bytes_per_neuron']:.0f} + {r['engine_buffer_bytes_per_neuron']:.0f} "
+            f"(+ {r['parallel_buffer_bytes_per_neuron']:.0f} threaded)")  # fmt: skip
 
 
 def _peer_cell(p: dict) -> str:
@@ -527,6 +569,9 @@ def _peer_cell(p: dict) -> str:
         return f"{who}: over the {p['capped_s']:g} s cap"
     if "failed" in p:
         return f"{who}: failed"
+    if "loop_s" in p:  # Brian2: its main loop (the engine's figure is its run alone) and all
+        return (f"{who}: main loop {_g(p['loop_s'])} s ({p['loop_clock']}), whole binary "
+                f"{_g(p['wall_s'])} s wall")  # fmt: skip
     return f"{who}: {_g(p['wall_s'])} s wall"
 
 
@@ -541,6 +586,9 @@ def scale_targets(res: dict) -> list[str]:
                 f"{r['peak_rss_gb']:.2f} GB for {r['seconds']:g} s of biological time "
                 f"(this machine: {res['machine']['memory_gib']} GiB)")  # fmt: skip
         out.append(line)
+        out.append(f"  - the threaded run holds the graph and its block split: "
+                   f"{per:.2f} + {r['parallel_bytes_per_synapse']:.2f} = "
+                   f"{per + r['parallel_bytes_per_synapse']:.2f} bytes per synapse")  # fmt: skip
         if (
             int(n) == 1_000_000
             and per > SCALE_TARGET_BYTES
@@ -556,12 +604,6 @@ def _scale_memory_cause(r: dict) -> str:
     text = (f"missed by {r['graph_bytes_per_synapse'] - SCALE_TARGET_BYTES:.2f} bytes: the graph "
             f"stores {part['indices']:.2f} bytes of target index, {part['weights']:.2f} of weight "
             f"and {part['offsets']:.2f} of row offsets per synapse")  # fmt: skip
-    if r.get("uniform_weights"):
-        text += (f"; every projection's weights are one value, which the parallel run's "
-                 f"regrouped copy stores once ({r['parallel_bytes_per_synapse']:.2f} bytes per "
-                 f"synapse, within the target), but the graph it is made from keeps one weight per "
-                 f"synapse: a graph that held a uniform weight once would need "
-                 f"{part['indices'] + part['offsets']:.2f} bytes (not built)")  # fmt: skip
     return text
 
 
@@ -618,6 +660,21 @@ def lava_limits(lava: dict, prof: dict) -> list[str]:
     ]
 
 
+def hosts_note(results: dict[str, dict | None]) -> list[str]:
+    """A warning when the result files come from different kinds of host (harness.machine_info's
+    fingerprint: CPU model, widest SIMD, bogomips): their figures do not compare across files."""
+    hosts: dict[str, list[str]] = {}
+    for name, res in results.items():
+        if res is not None:
+            host = res.get("machine", {}).get("host", "not recorded")
+            hosts.setdefault(host, []).append(name)
+    if len(hosts) < 2:
+        return []
+    where = "; ".join(f"{host}: {', '.join(names)}" for host, names in hosts.items())
+    return [f"- These results come from {len(hosts)} kinds of host ({where}): compare figures "
+            f"within one file, not across files", ""]  # fmt: skip
+
+
 def _optional(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -646,6 +703,17 @@ def render(folder: Path = RESULTS) -> str:
     if lava is not None:
         lines += lava_section(lava) + [""]
     lines += ["### Against the targets (computed from the same files)", ""]
+    lines += hosts_note(
+        {
+            "cuba": cuba,
+            "vn_batch": vn,
+            "vn_batch_16384": vn_big,
+            "vn_crossover": cross,
+            "threads": threads,
+            "scale": scale,
+            "lava": lava,
+        }
+    )
     lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else [])
     lines += vn_targets(vn_big) if vn_big is not None else []
     lines += threads_targets(threads, scale) if threads is not None else []
