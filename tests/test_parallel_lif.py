@@ -46,28 +46,37 @@ def test_every_thread_count_gives_the_serial_engines_states_and_spikes(dtype):
         np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
 
 
-def test_per_synapse_weights_are_delivered_as_the_serial_engine_does():
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mixed", [False, True])
+def test_per_synapse_weights_are_delivered_as_the_serial_engine_does(dtype, mixed):
+    # every synapse its own weight (0.5 to 1.5 times CUBA's); mixed: the inhibitory projection
+    # keeps its one weight, held once, beside the per-synapse excitatory one
     from atomspark.sim.graph import Graph, Projection
 
     net = cuba_network(CubaConfig(n=6000, p_conn=0.01))
-    base = cuba_graph(net)
+    base = cuba_graph(net, dtype)
     rng = np.random.default_rng(3)
     projs = []
-    for p in base.projections:  # every synapse its own weight (0.5 to 1.5 times CUBA's)
+    for i, p in enumerate(base.projections):
         m = p.weights.tocsr(copy=True)  # (n_target, n_source)
-        m.data = m.data * rng.uniform(0.5, 1.5, m.data.size)
-        projs.append(Projection(p.source, p.target, m, channel=p.channel))
+        if not (mixed and i == 1):
+            m.data = m.data * rng.uniform(0.5, 1.5, m.data.size)
+        projs.append(Projection(p.source, p.target, m, channel=p.channel, dtype=dtype))
     graph = Graph(base.populations, projs)
+    assert (graph.projections[1].uniform_weight is not None) == mixed
     serial = Engine(graph)
     prof = serial.run(300)
-    eng = Engine(graph)
-    par = ParallelLIF(eng)
-    split = par.split(2)
-    assert np.isnan(par.uniform).all() and split.weights.size == split.indices.size
-    out = par.run(300, threads=numba.config.NUMBA_NUM_THREADS)
-    np.testing.assert_array_equal(out.spikes, prof.events[:, 0])
-    for name, arr in eng.state["cuba"].items():
-        np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
+    most = numba.config.NUMBA_NUM_THREADS
+    for threads, blocks in [(most, None), (1, 3), (min(2, most), 5)]:
+        eng = Engine(graph)
+        par = ParallelLIF(eng, blocks=blocks)
+        split = par.split(blocks or threads)
+        assert np.isnan(par.uniform).sum() == (1 if mixed else 2)
+        assert split.weights.size == split.indices.size
+        out = par.run(300, threads=threads)
+        np.testing.assert_array_equal(out.spikes, prof.events[:, 0])
+        for name, arr in eng.state["cuba"].items():
+            np.testing.assert_array_equal(arr, serial.state["cuba"][name], err_msg=name)
 
 
 def test_blocks_cover_the_population_in_multiples_of_8():
