@@ -465,8 +465,9 @@ def _threads_at_scale(scale: dict | None) -> str:
     return "; ".join(parts)
 
 
-def _anatomy(res: dict, most: int) -> str | None:
-    """The threaded step taken apart from the anatomy rows (medians, us per step)."""
+def _anatomy_us(res: dict, most: int) -> dict[str, float] | None:
+    """Wall medians per step (us) of the serial engine, the threaded run, the block kernel with
+    `most` blocks on one thread and the empty fork/join at `most` threads."""
     rows = {r["simulator"]: r for r in res["rows"]}
     one = _by_threads(res, "atomspark").get(1)
     many = _by_threads(res, "atomspark").get(most)
@@ -476,17 +477,44 @@ def _anatomy(res: dict, most: int) -> str | None:
                  k.endswith(f" {most} threads")), None)  # fmt: skip
     if None in (one, many, blocks, fork):
         return None
-    us = {k: r["wall_median_s"] / res["steps"] * 1e6
-          for k, r in (("one", one), ("many", many), ("blocks", blocks), ("fork", fork))}  # fmt: skip
+    return {k: r["wall_median_s"] / res["steps"] * 1e6
+            for k, r in (("one", one), ("many", many), ("blocks", blocks), ("fork", fork))}  # fmt: skip
+
+
+def _anatomy(res: dict, most: int) -> str | None:
+    """The threaded step taken apart from the anatomy rows (medians, us per step)."""
+    us = _anatomy_us(res, most)
+    if us is None:
+        return None
     predicted = us["blocks"] / most + us["fork"]
-    return (f"where the time goes (wall medians per step): the serial engine {us['one']:.3g} us; "
-            f"the block kernel with {most} blocks on one thread {us['blocks']:.3g} us "
+    return (f"where the time goes (wall medians per step): the serial engine {us['one']:.4g} us; "
+            f"the block kernel with {most} blocks on one thread {us['blocks']:.4g} us "
             f"({us['blocks'] / us['one'] - 1:+.0%}: blocking's own work); Numba's fork and join "
-            f"alone {us['fork']:.3g} us at {most} threads. Perfect sharing of the block kernel "
-            f"plus the fork and join predicts {predicted:.3g} us ({us['one'] / predicted:.2f}x); "
-            f"measured {us['many']:.3g} us, the other {us['many'] - predicted:.3g} us being what "
+            f"alone {us['fork']:.4g} us at {most} threads. Perfect sharing of the block kernel "
+            f"plus the fork and join predicts {predicted:.4g} us ({us['one'] / predicted:.2f}x); "
+            f"measured {us['many']:.4g} us, the other {us['many'] - predicted:.4g} us being what "
             f"the threads lose to each other (unequal blocks, waiting at the join, shared memory "
             f"bandwidth)")  # fmt: skip
+
+
+MODEL_CORES = (16, 64)  # issue 38: what the thread model predicts on larger machines
+
+
+def threads_model(res: dict, most: int) -> str | None:
+    """The speed-up the measured parts predict on P cores: the serial work plus what each extra
+    block adds, shared by P threads, plus one fork/join per step (the measured one at `most`
+    threads: a lower bound, as a larger pool's join costs more; memory bandwidth not modelled)."""
+    us = _anatomy_us(res, most)
+    if us is None or most < 2:
+        return None
+    per_block = (us["blocks"] - us["one"]) / (most - 1)
+    parts = [f"{p} cores at most {us['one'] / ((us['one'] + (p - 1) * per_block) / p + us['fork']):.1f}x"
+             for p in MODEL_CORES]  # fmt: skip
+    return (f"the model from these parts ({us['one']:.4g} us of serial work per step, "
+            f"{per_block:+.3g} us per extra block, {us['fork']:.4g} us of fork and join) "
+            f"predicts for CUBA {res['n']:,}: {'; '.join(parts)} (the fork and join measured at "
+            f"{most} threads is a lower bound for a larger pool, and shared memory bandwidth is "
+            f"not modelled)")  # fmt: skip
 
 
 def threads_targets(res: dict, scale: dict | None = None) -> list[str]:
@@ -504,6 +532,9 @@ def threads_targets(res: dict, scale: dict | None = None) -> list[str]:
         if anatomy and up < THREAD_TARGETS["speed-up"]:
             out.append(f"  - {anatomy}" + (f"; where a step holds far more work (the scale "
                                            f"rows): {at_scale}" if at_scale else ""))  # fmt: skip
+        model = threads_model(res, most)
+        if model:
+            out.append(f"  - {model}")
         b = brian.get(most)
         if b is not None and b.get("loop_clock") == "wall":
             q, qlo, qhi = _pairs(b["loop_s"], eng[most]["wall_s"])

@@ -92,10 +92,10 @@ def test_threads_and_scale_sections_render_with_their_targets():
         _thread_row("block kernel (anatomy): 2 blocks on 1 thread", 1, [1.2] * 3),
         _thread_row("fork/join only, no work (anatomy): 2 threads", 2, [0.05] * 3)])  # fmt: skip
     lines = pt.threads_targets(slow)
-    assert (
-        "missed" in lines[0] and "block kernel with 2 blocks on one thread 1.2e+03 us" in lines[1]
-    )
+    assert "missed" in lines[0] and "block kernel with 2 blocks on one thread 1200 us" in lines[1]
     assert "predicts 650 us (1.54x); measured 800 us, the other 150 us" in lines[1]
+    # 1000 us serial, +200 us per extra block, 50 us fork/join: (1000 + 15 * 200) / 16 + 50
+    assert "16 cores at most 3.3x; 64 cores at most 3.8x" in lines[2]
     # the load above the cores is said even when it was low at the start
     loaded = dict(threads, load_at_start=[0.1], load_after=[3.0])
     assert "load above the 2 cores" in "\n".join(pt.threads_targets(loaded))
