@@ -58,27 +58,14 @@ def main() -> None:
     run(args)
 
 
-def run(args) -> None:
-    from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
+def engine_runners(graph, steps: int, threads: list[int]) -> dict:
+    """name -> (threads, callable returning dict(cpu_s, wall_s, spikes, per_step)): the engine
+    at each thread count and the anatomy rows."""
     from atomspark.sim.engine import Engine
     from atomspark.sim.parallel_lif import ParallelLIF
     from fork_join import timed_empty_steps
 
-    load_at_start = harness.load_average()  # before this benchmark's own builds load the cores
-    harness.print_machine(harness.machine_info())
-    n, rounds = (4000, 2) if args.quick else (args.n, args.rounds)
-    p_conn = 0.02 if args.quick else args.p_conn
-    net = cuba_network(CubaConfig(n=n, p_conn=p_conn))
-    steps = net.config.steps(0.05 if args.quick else args.seconds)
-    runners = {}  # name -> (threads, callable returning dict(cpu_s, wall_s, spikes))
-
-    t0 = time.perf_counter()
-    engine_par = ParallelLIF(Engine(cuba_graph(net)))
-    engine_setup = time.perf_counter() - t0
-    compile_s, _ = harness.time_once(  # the serial path (one thread) and the block kernel
-        lambda: [engine_par.run(1, threads=t) for t in sorted({1, max(args.threads)})]
-    )
-    graph = cuba_graph(net)
+    runners = {}
 
     def engine_run(threads):
         par = ParallelLIF(Engine(graph))
@@ -97,19 +84,24 @@ def run(args) -> None:
         return {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
                 "spikes": int(prof.spikes.sum()), "per_step": prof.spikes}  # fmt: skip
 
-    extra = {}
-    for t in args.threads:
+    for t in threads:
         runners[f"atomspark engine (Numba, float64, {t} thread{'s' * (t > 1)})"] = (
             t,
             lambda t=t: engine_run(t),
         )
-    for t in (t for t in args.threads if t > 1):  # the threaded run taken apart
+    for t in (t for t in threads if t > 1):  # the threaded run taken apart
         runners[f"{ANATOMY_BLOCKS} {t} blocks on 1 thread"] = (
             1,
             lambda t=t: blocks_on_one_thread(t),
         )
         runners[f"{ANATOMY_FORK} {t} threads"] = (t, lambda t=t: timed_empty_steps(steps, t))
         timed_empty_steps(1, t)  # compile
+    return runners
+
+
+def peer_runners(runners: dict, net, steps: int, args) -> dict:
+    """Add Brian2's and NEST's runs to `runners`; returns each Brian2 build's compile time."""
+    extra = {}
     if "brian2" in args.peers:
         try:
             from peer_brian2 import Brian2Peer
@@ -132,6 +124,28 @@ def run(args) -> None:
                 )
         except ImportError as exc:
             print(f"NEST not run: {exc}")
+    return extra
+
+
+def run(args) -> None:
+    from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
+    from atomspark.sim.engine import Engine
+    from atomspark.sim.parallel_lif import ParallelLIF
+
+    load_at_start = harness.load_average()  # before this benchmark's own builds load the cores
+    harness.print_machine(harness.machine_info())
+    n, rounds = (4000, 2) if args.quick else (args.n, args.rounds)
+    p_conn = 0.02 if args.quick else args.p_conn
+    net = cuba_network(CubaConfig(n=n, p_conn=p_conn))
+    steps = net.config.steps(0.05 if args.quick else args.seconds)
+    t0 = time.perf_counter()
+    engine_par = ParallelLIF(Engine(cuba_graph(net)))
+    engine_setup = time.perf_counter() - t0
+    compile_s, _ = harness.time_once(  # the serial path (one thread) and the block kernel
+        lambda: [engine_par.run(1, threads=t) for t in sorted({1, max(args.threads)})]
+    )
+    runners = engine_runners(cuba_graph(net), steps, args.threads)
+    extra = peer_runners(runners, net, steps, args)
     # the builds above load the cores for a while: wait for the load to fall (not in --quick)
     load_before = harness.load_average() if args.quick else harness.settle()
     for _, fn in runners.values():  # the untimed warm-up round
