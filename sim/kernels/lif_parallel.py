@@ -17,7 +17,7 @@ serial engine (tests/test_parallel_lif.py).
 from __future__ import annotations
 
 import numpy as np
-from atomspark.sim.kernels.lif_lean import part_of, sweep_direct
+from atomspark.sim.kernels.lif_lean import SCAN_WORDS, part_of, sweep_direct
 from numba import njit, prange
 
 
@@ -55,18 +55,33 @@ def split_by_target_block(indptr, indices, blocks, out_indices, weights, out_wei
 
 @njit(cache=True, inline="always")
 def _list_block(lo, hi, flags, emit, n_set):
-    """The n_set flagged units of lo..hi-1, ascending, at emit[lo:], found 8 flags (one 64-bit
-    word) at a time; lo is a multiple of 8 and flags is padded with zeros to one."""
+    """The n_set flagged units of lo..hi-1, ascending, at emit[lo:]; lo is a multiple of 8 and
+    flags is padded with zeros to one. As lif_lean.list_flagged: SCAN_WORDS 64-bit words (8
+    flags each) tested at a time, stopping after the last set flag; never past the block."""
     words = flags.view(np.uint64)
+    first, last = lo // 8, (hi + 7) // 8
+    full = first + (last - first) // SCAN_WORDS * SCAN_WORDS
     n = 0
-    for w in range(lo // 8, (hi + 7) // 8):
+    for chunk in range(first, full, SCAN_WORDS):
+        any_set = np.uint64(0)
+        for w in range(chunk, chunk + SCAN_WORDS):
+            any_set |= words[w]
+        if any_set != 0:
+            n = _list_block_words(flags, words, chunk, chunk + SCAN_WORDS, emit, lo, n)
+            if n == n_set:
+                return n
+    return _list_block_words(flags, words, full, last, emit, lo, n)
+
+
+@njit(cache=True, inline="always")
+def _list_block_words(flags, words, first, last, emit, lo, n):
+    """Append the set flags of words first..last-1 at emit[lo + n:]; returns the new count."""
+    for w in range(first, last):
         if words[w] != 0:
             for j in range(8 * w, 8 * w + 8):
                 if flags[j]:
                     emit[lo + n] = j
                     n += 1
-            if n == n_set:
-                break
     return n
 
 
