@@ -33,8 +33,9 @@ rng = np.random.default_rng(0)
 t0 = time.perf_counter()
 nnz = n * fan_in
 cols = rng.integers(0, n, nnz, dtype=np.int32)
-w = sp.csr_matrix((np.full(nnz, 0.01, dtype), cols, np.arange(0, nnz + 1, fan_in, dtype=np.int32)),
-                  shape=(n, n))
+# per-synapse weights (equal ones would be held once: one number per projection)
+w = sp.csr_matrix((rng.uniform(0.005, 0.015, nnz).astype(dtype), cols,
+                   np.arange(0, nnz + 1, fan_in, dtype=np.int32)), shape=(n, n))
 del cols
 proj = Projection("p", "p", w, delays=1, dtype=dtype)
 del w

@@ -3,16 +3,19 @@
 
     python benchmarks/bench_scale.py [--sizes 250000 1000000] [--seconds 1.0] [--threads 1 2]
         [--peers brian2 nest] [--peer-cap-s 1800] [--out docs/results/performance] [--resume]
+        [--rounds 3] [--engine-only]
 
 Each size runs in its own process (peak memory is per process): drawing the network
 (scenarios.runs.cuba's sparse law: per-neuron binomial counts and targets drawn without
 replacement, never an n x n object), building the graph and the engine, then `--seconds` of
-biological time on 1 and on N threads (sim/parallel_lif.py), process CPU and wall time. Memory:
+biological time on 1 and on N threads (sim/parallel_lif.py), `--rounds` times interleaved,
+process CPU and wall time (medians; every run kept). Memory:
 the bytes of the graph's and the engine's arrays per synapse and per neuron, and the process's
 peak resident set (ru_maxrss) against the machine's memory. Peers (Brian2 cpp_standalone with
 OpenMP, NEST) run the same network in a child process each, with a wall-clock cap
-(--peer-cap-s); a peer that exceeds it is recorded as capped. --resume keeps the sizes already
-in the result file.
+(--peer-cap-s); a peer that exceeds it is recorded as capped, one killed or failing with the
+reason. --resume keeps the sizes already in the result file; --engine-only measures the engine
+again and keeps each size's recorded peers.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -35,8 +39,9 @@ def _peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB on Linux
 
 
-def measure(n: int, seconds: float, threads: list[int]) -> dict:
-    """One size, in this process (called in a child of the driver)."""
+def measure(n: int, seconds: float, threads: list[int], rounds: int = 3) -> dict:
+    """One size, in this process (called in a child of the driver): each thread count `rounds`
+    times, interleaved; the medians are the run's figures."""
     from atomspark.scenarios.runs.cuba import CubaConfig, cuba_graph, cuba_network
     from atomspark.sim.engine import Engine
     from atomspark.sim.parallel_lif import ParallelLIF
@@ -60,17 +65,25 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
     steps = cfg.steps(seconds)
     for t in threads:  # compile (or load from the cache) each path on this graph, untimed
         ParallelLIF(Engine(graph)).run(1, threads=t)
+    samples = {t: [] for t in threads}
+    for _ in range(rounds):  # interleaved: every thread count once per round
+        for t in threads:
+            fresh = ParallelLIF(Engine(graph))
+            if t > 1:
+                fresh.split(t)  # set-up (timed apart as block_split_s), not part of the run
+            c0, w0 = time.process_time(), time.perf_counter()
+            prof = fresh.run(steps, threads=t)
+            samples[t].append((time.process_time() - c0, time.perf_counter() - w0, prof))
     runs = []
-    for t in threads:
-        fresh = ParallelLIF(Engine(graph)) if runs else par
-        if t > 1:
-            fresh.split(t)  # set-up (timed apart as block_split_s), not part of the run
-        c0, w0 = time.process_time(), time.perf_counter()
-        prof = fresh.run(steps, threads=t)
-        runs.append({"threads": t, "cpu_s": time.process_time() - c0,
-                     "wall_s": time.perf_counter() - w0, "spikes": int(prof.spikes.sum()),
-                     "synops": int(prof.synops.sum()),
+    for t, ss in samples.items():
+        prof = ss[-1][2]
+        assert all(np.array_equal(s[2].spikes, prof.spikes) for s in ss)
+        runs.append({"threads": t, "cpu_s": statistics.median(s[0] for s in ss),
+                     "wall_s": statistics.median(s[1] for s in ss),
+                     "wall_all_s": [s[1] for s in ss], "cpu_all_s": [s[0] for s in ss],
+                     "spikes": int(prof.spikes.sum()), "synops": int(prof.synops.sum()),
                      "rate_hz": prof.spikes.sum() / n / seconds})  # fmt: skip
+    del samples
     return {
         "n": n, "p_conn": cfg.p_conn, "n_synapses": n_syn, "steps": steps, "seconds": seconds,
         "draw_s": draw_s, "graph_s": graph_s, "engine_s": engine_s, "block_split_s": split_s,
@@ -82,7 +95,7 @@ def measure(n: int, seconds: float, threads: list[int]) -> dict:
         "engine_buffer_bytes_per_neuron": buffer_bytes / n,
         "parallel_buffer_bytes_per_neuron": split_buffer_bytes / n,
         "peak_rss_gb": _peak_rss_gb(), "peak_rss_bytes_per_synapse": _peak_rss_gb() * 2**30 / n_syn,
-        "runs": runs,
+        "runs": runs, "rounds": rounds,
     }  # fmt: skip
 
 
@@ -112,8 +125,13 @@ def _child(argv: list[str], cap_s: float) -> dict:
     except subprocess.TimeoutExpired:
         return {"capped_s": cap_s}
     lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
+    if out.returncode < 0:  # SIGKILL on Linux: most often the kernel's out-of-memory killer
+        why = "out of memory: killed by the kernel" if out.returncode == -9 else "killed"
+        return {"failed": [f"{why} (signal {-out.returncode})"]}
     if out.returncode or not lines:
-        return {"failed": (out.stderr or out.stdout).strip().splitlines()[-1:]}
+        text = (out.stderr + "\n" + out.stdout).strip().splitlines()
+        errors = [x.strip() for x in text if "Error" in x or "Exception" in x]
+        return {"failed": (errors or text)[-1:]}
     return json.loads(lines[-1])
 
 
@@ -125,6 +143,12 @@ def main() -> None:
         ap.add_argument("--peers", nargs="*", default=["brian2", "nest"], help="brian2 nest")
         ap.add_argument("--peer-cap-s", type=float, default=1800.0, help="cap per peer run (s)")
         ap.add_argument("--resume", action="store_true", help="keep sizes already measured")
+        ap.add_argument("--rounds", type=int, default=3, help="engine runs per thread count (3)")
+        ap.add_argument(
+            "--engine-only",
+            action="store_true",
+            help="measure the engine again and keep each size's recorded peers",
+        )
         ap.add_argument("--child", default=None, help=argparse_hidden())
 
     args = harness.parse_args(__doc__.splitlines()[0], options)
@@ -133,23 +157,34 @@ def main() -> None:
     os.environ["NUMBA_NUM_THREADS"] = str(max(args.threads))
     if args.child:
         kind, n, t = args.child.split(":")
-        res = (measure(int(n), args.seconds, args.threads) if kind == "engine"
+        res = (measure(int(n), args.seconds, args.threads, args.rounds) if kind == "engine"
                else measure_peer(kind, int(n), args.seconds, int(t)))  # fmt: skip
         print(json.dumps(res, default=str))
         return
     path = Path(args.out) / "scale.json"
     result = json.loads(path.read_text()) if args.resume and path.is_file() else {"sizes": {}}
     harness.print_machine(harness.machine_info())
-    common = ["--seconds", str(args.seconds), "--threads", *map(str, args.threads)]
+    common = [
+        "--seconds",
+        str(args.seconds),
+        "--rounds",
+        str(args.rounds),
+        "--threads",
+        *map(str, args.threads),
+    ]
     for n in args.sizes:
-        if str(n) in result["sizes"]:
+        old = result["sizes"].get(str(n))
+        if old is not None and not args.engine_only:
             print(f"{n}: kept (--resume)")
             continue
         load_before = harness.load_average()
         row = _child(["--child", f"engine:{n}:0", *common], 4 * args.peer_cap_s)
-        row["peers"] = [{"peer": p, "threads": t,
-                         **_child(["--child", f"{p}:{n}:{t}", *common], args.peer_cap_s)}
-                        for p in args.peers for t in args.threads]  # fmt: skip
+        if args.engine_only and old is not None:
+            row["peers"] = old.get("peers", [])
+        else:
+            row["peers"] = [{"peer": p, "threads": t,
+                             **_child(["--child", f"{p}:{n}:{t}", *common], args.peer_cap_s)}
+                            for p in args.peers for t in args.threads]  # fmt: skip
         row.update(load_before=load_before, load_after=harness.load_average(),
                    date_utc=time.strftime("%Y-%m-%d %H:%M", time.gmtime()))  # fmt: skip
         result["sizes"][str(n)] = row

@@ -599,7 +599,7 @@ def _peer_cell(p: dict) -> str:
     if "capped_s" in p:
         return f"{who}: over the {p['capped_s']:g} s cap"
     if "failed" in p:
-        return f"{who}: failed"
+        return f"{who}: failed ({' '.join(p['failed'])[:160]})"
     if "loop_s" in p:  # Brian2: its main loop (the engine's figure is its run alone) and all
         return (f"{who}: main loop {_g(p['loop_s'])} s ({p['loop_clock']}), whole binary "
                 f"{_g(p['wall_s'])} s wall")  # fmt: skip
@@ -617,6 +617,11 @@ def scale_targets(res: dict) -> list[str]:
                 f"{r['peak_rss_gb']:.2f} GB for {r['seconds']:g} s of biological time "
                 f"(this machine: {res['machine']['memory_gib']} GiB)")  # fmt: skip
         out.append(line)
+        vs = _scale_peer_ratios(r)
+        if vs:
+            runs = f"median of {r['rounds']} runs" if "rounds" in r else "one run"
+            out.append(f"  - the engine's run ({runs}) against its peers on the same graph (one "
+                       f"run each): {vs}")  # fmt: skip
         out.append(f"  - the threaded run holds the graph and its block split: "
                    f"{per:.2f} + {r['parallel_bytes_per_synapse']:.2f} = "
                    f"{per + r['parallel_bytes_per_synapse']:.2f} bytes per synapse")  # fmt: skip
@@ -627,6 +632,26 @@ def scale_targets(res: dict) -> list[str]:
         ):
             out.append("  - " + _scale_memory_cause(r))
     return out
+
+
+def _scale_peer_ratios(r: dict) -> str:
+    """Peer time / engine time per peer and thread count: Brian2's main loop on its own clock
+    (CPU on one thread, against the engine's CPU; wall with OpenMP, against the engine's wall),
+    NEST's nest.Run wall against the engine's wall."""
+    runs = {x["threads"]: x for x in r.get("runs", [])}
+    parts = []
+    for p in r.get("peers", []):
+        mine = runs.get(p["threads"])
+        if mine is None or "wall_s" not in p:
+            continue
+        if "loop_s" in p:
+            clock = p["loop_clock"]
+            q = p["loop_s"] / (mine["cpu_s"] if clock == "cpu" else mine["wall_s"])
+            parts.append(f"{p['peer']} {p['threads']} thr. {q:.2f}x (main loop, {clock})")
+        else:
+            parts.append(f"{p['peer']} {p['threads']} thr. {p['wall_s'] / mine['wall_s']:.2f}x "
+                         f"(wall)")  # fmt: skip
+    return "; ".join(parts)
 
 
 def _scale_memory_cause(r: dict) -> str:

@@ -99,7 +99,8 @@ def test_threads_and_scale_sections_render_with_their_targets():
     # the load above the cores is said even when it was low at the start
     loaded = dict(threads, load_at_start=[0.1], load_after=[3.0])
     assert "load above the 2 cores" in "\n".join(pt.threads_targets(loaded))
-    row = {"runs": [{"threads": 1, "wall_s": 2.0, "rate_hz": 5.0}], "n_synapses": 1000,
+    row = {"runs": [{"threads": 1, "wall_s": 2.0, "rate_hz": 5.0},
+                    {"threads": 2, "wall_s": 2.0, "cpu_s": 3.5, "rate_hz": 5.0}], "n_synapses": 1000,
            "seconds": 1.0, "draw_s": 1, "graph_s": 1, "engine_s": 1, "block_split_s": 1,
            "graph_bytes_per_synapse": 12.1, "parallel_bytes_per_synapse": 4.9,
            "state_bytes_per_neuron": 40, "engine_buffer_bytes_per_neuron": 120,
@@ -108,9 +109,13 @@ def test_threads_and_scale_sections_render_with_their_targets():
                                         {"peer": "brian2", "threads": 2, "loop_s": 3.0,
                                          "loop_clock": "wall", "wall_s": 4.0}]}  # fmt: skip
     scale = {"sizes": {"1000000": row}, "machine": machine}
-    line, both = pt.scale_targets(scale)[:2]
+    line, peers, both = pt.scale_targets(scale)[:3]
     assert "12.10 bytes per synapse (target <= 6 at 1,000,000" in line
     assert "12.10 + 4.90 = 17.00 bytes per synapse" in both
+    assert peers.endswith(
+        "(one run) against its peers on the same graph (one run each): brian2 "
+        "2 thr. 1.50x (main loop, wall)"
+    )
     section = "\n".join(pt.scale_section(scale))
     assert "nest (1 thr.): over the 300 s cap" in section
     assert "brian2 (2 thr.): main loop 3 s (wall), whole binary 4 s wall" in section
