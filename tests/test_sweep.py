@@ -505,7 +505,7 @@ def test_ctrl_c_prints_only_the_sweeps_clean_lines(tmp_path):
 
     short = 'kind = "train"\nbase = "rsgn-sequence"\n[set]\ndevice = "cpu"\n"data.n" = 120\n'
     grid = write_grid(tmp_path, short + '[[variants]]\nname = "a"\nset = { epochs = 1 }\n'
-                      '[[variants]]\nname = "b"\nset = { epochs = 400 }\n')  # fmt: skip
+                      '[[variants]]\nname = "b"\nset = { epochs = 4000 }\n')  # fmt: skip
     out = tmp_path / "sweep"
     argv = [sys.executable, "-m", "atomspark.scenarios.cli.main", "sweep", str(grid)]
     proc = subprocess.Popen(

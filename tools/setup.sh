@@ -32,14 +32,21 @@ make_env() {  # make_env DIR PYTHON PIP-ARGS...
 
 py311=$(find_python 3.11 || find_python 3.12 || true)
 if [ -z "$py311" ]; then echo "[setup] error: Python 3.11 or 3.12 not found; install it (e.g. 'pyenv install 3.11')" >&2; exit 1; fi
+# The two environments are built side by side (downloads and unpacking overlap).
 # torch==2.13.0 is a local CPU wheel on these machines; elsewhere pip fetches the matching build.
-make_env .venv "$py311" "torch==2.13.0" -e ".[dev]"
-
+make_env .venv "$py311" "torch==2.13.0" -e ".[dev]" &
+main_pid=$!
+lava_pid=""
 if [ "${ATOMSPARK_NO_LAVA:-0}" != 1 ]; then
     if py310=$(find_python 3.10); then
-        make_env .venv-lava "$py310" -e ".[lava,test]"
+        make_env .venv-lava "$py310" -e ".[lava,test]" &
+        lava_pid=$!
     else
         echo "[setup] Python 3.10 not found: the Lava environment is not built and Lava tests will not run." >&2
         echo "[setup] Install it (e.g. 'pyenv install 3.10') or set ATOMSPARK_NO_LAVA=1 to silence this." >&2
     fi
+fi
+wait "$main_pid" || { echo "[setup] error: building .venv failed (see above)" >&2; exit 1; }
+if [ -n "$lava_pid" ]; then
+    wait "$lava_pid" || { echo "[setup] error: building .venv-lava failed (see above)" >&2; exit 1; }
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, in both environments, after setting them up:
-#   .venv       (Python 3.11, torch, Brian2): every test except those that need Lava
-#   .venv-lava  (Python 3.10, lava-nc 0.10.0): the Lava tests, then the suite's portable part
-#               (numpy 1.26, networkx 2.8) without the torch tests
+#   .venv       (Python 3.11, torch, Brian2): every test except those that need Lava, on two
+#               pytest-xdist workers (one test file per worker at a time)
+#   .venv-lava  (Python 3.10, lava-nc 0.10.0): the Lava tests, then a few of the simulator's
+#               tests (storage, LIF, engine runs) again under Lava's pins (numpy 1.26, networkx 2.8)
 # The two runs go side by side; ruff first.
 # Extra arguments go to both pytest runs (e.g. -k settle, -x).
 set -uo pipefail
@@ -23,19 +24,22 @@ run_pytest() {  # run_pytest ENV-DIR NAME ARGS...
     [ $rc -eq 0 ] || status=1
 }
 
-# The two environments run side by side (one core each on a 2-core machine); the Lava run's output
+# The two environments run side by side (the Lava run beside the two workers); the Lava run's output
 # is kept in a file and printed after the first run's, so the two do not interleave.
 lava_log=""
 if [ -x .venv-lava/bin/python ]; then
     lava_log=$(mktemp)
-    (run_pytest .venv-lava "py310-lava" -m "not torch and not slow" "$@"; echo "status=$status") \
-        >"$lava_log" 2>&1 &
+    (run_pytest .venv-lava "py310-lava" -m "lava and not slow" "$@"
+     run_pytest .venv-lava "py310-lava, the simulator under Lava's pins" \
+        -m "not torch and not slow and not lava" tests/test_sim_storage.py tests/test_sim_lif.py \
+        tests/test_engine_runs.py "$@"
+     echo "status=$status") >"$lava_log" 2>&1 &
     lava_pid=$!
 else
     echo "warning: .venv-lava missing (no Python 3.10): Lava tests did NOT run" >&2
     [ "${ATOMSPARK_NO_LAVA:-0}" = 1 ] || status=1
 fi
-run_pytest .venv "py311-torch" -m "not lava" "$@"
+run_pytest .venv "py311-torch" -m "not lava" -n 2 --dist loadfile "$@"
 if [ -n "$lava_log" ]; then
     wait "$lava_pid"
     cat "$lava_log"
