@@ -509,12 +509,13 @@ def _anatomy(res: dict, most: int) -> str | None:
     predicted = us["blocks"] / most + us["fork"]
     return (f"where the time goes (wall medians per step): the serial engine {us['one']:.4g} us; "
             f"the block kernel with {most} blocks on one thread {us['blocks']:.4g} us "
-            f"({us['blocks'] / us['one'] - 1:+.0%}: blocking's own work); Numba's fork and join "
+            f"({us['blocks'] / us['one'] - 1:+.0%}: what the block kernel adds without a second "
+            f"thread, its parallel loop's launch and the blocks' bookkeeping); Numba's fork and join "
             f"alone {us['fork']:.4g} us at {most} threads. Perfect sharing of the block kernel "
             f"plus the fork and join predicts {predicted:.4g} us ({us['one'] / predicted:.2f}x); "
             f"measured {us['many']:.4g} us, the other {us['many'] - predicted:.4g} us being what "
             f"the threads lose to each other (unequal blocks, waiting at the join, shared memory "
-            f"bandwidth)")  # fmt: skip
+            f"bandwidth; not told apart)")  # fmt: skip
 
 
 MODEL_CORES = (16, 64)  # issue 38: what the thread model predicts on larger machines

@@ -255,6 +255,7 @@ def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
     )
     deadline = time.time() + 60
     while time.time() < deadline and not (out / "checkpoint.pt").exists():

@@ -496,6 +496,12 @@ def test_two_sweeps_of_one_folder_count_each_cell_once(tmp_path, cluster, serial
     assert_cells_equal(out, *serial)
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """SIGINT back to its default in the child: a test runner's worker may ignore it (as
+    pytest-xdist's do), and an ignored SIGINT is inherited, so Ctrl-C would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_prints_only_the_sweeps_clean_lines(tmp_path):
     """Ctrl-C in a terminal reaches the whole process group, the LocalCluster's workers too:
@@ -514,6 +520,7 @@ def test_ctrl_c_prints_only_the_sweeps_clean_lines(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not list(out.glob("cells/variant=a*/result.json")):
