@@ -179,8 +179,9 @@ def main() -> None:
             continue
         load_before = harness.load_average()
         row = _child(["--child", f"engine:{n}:0", *common], 4 * args.peer_cap_s)
-        if args.engine_only and old is not None:
+        if args.engine_only and old is not None:  # the peers' run is older than the engine's
             row["peers"] = old.get("peers", [])
+            row["peers_date_utc"] = old.get("peers_date_utc", old.get("date_utc"))
         else:
             row["peers"] = [{"peer": p, "threads": t,
                              **_child(["--child", f"{p}:{n}:{t}", *common], args.peer_cap_s)}

@@ -377,13 +377,14 @@ def _float32_gain(rows: list[dict], mine: dict, peer: dict, lib: str) -> list[st
     peer_name = peer["method"].split(" (")[0]
     mine64 = next((r for r in rows if r["method"] == mine["method"].replace("float32", "float64")),
                   None)  # fmt: skip
-    peer64 = _fastest_of(rows, peer_name, lib, "float64")
+    peer64 = next((r for r in rows if r["method"] == peer["method"].replace("float32", "float64")),
+                  None)  # the same variant of the peer in float64  # fmt: skip
     if mine64 is None or peer64 is None:
         return []
     return [f"  - float32 saves the settle {1 - mine['batch_s'] / mine64['batch_s']:.0%} of its "
             f"float64 time ({_g(mine['batch_s'])} s against {_g(mine64['batch_s'])} s) and "
             f"{peer_name} {1 - peer['batch_s'] / peer64['batch_s']:.0%} "
-            f"({_g(peer['batch_s'])} s against {_g(peer64['batch_s'])} s, its fastest float64): "
+            f"({_g(peer['batch_s'])} s against {_g(peer64['batch_s'])} s, the same variant): "
             f"float32 helps the peer more than the settle, which is where the float32 ratio "
             f"falls short"]  # fmt: skip
 
@@ -443,9 +444,10 @@ def threads_section(res: dict) -> list[str]:
         "",
         f"{res['rounds']} interleaved rounds; {_load_note(res)} on "
         f"{res['machine']['logical_cores']} cores. Wall time is what threads shorten. Brian2's "
-        f"wall and CPU times are its whole binary (process start, loading and output included); "
-        f"its main loop is timed by Brian2 itself, on the CPU clock on one thread and on the wall "
-        f"clock with OpenMP. The anatomy rows take the threaded engine apart (bench_threads.py).",
+        f"wall time is its whole binary (process start, loading and output included); its main "
+        f"loop is timed by Brian2 itself, on the CPU clock on one thread and on the wall clock "
+        f"with OpenMP, so its CPU column is the main loop on one thread and the whole binary "
+        f"with OpenMP. The anatomy rows take the threaded engine apart (bench_threads.py).",
         "",
         "| simulator | threads | wall min s | wall median s | CPU median s "
         "| main loop median s (clock) | spikes |",
@@ -464,9 +466,10 @@ def _by_threads(res: dict, who: str) -> dict[int, dict]:
 
 
 def _pairs(num: list[float], den: list[float]) -> tuple[float, float, float]:
-    """Median, min and max of the per-round ratios num[i] / den[i]."""
+    """The ratio of the medians (the headline, as everywhere on the page) and the min and max
+    of the per-round ratios num[i] / den[i]."""
     q = [a / b for a, b in zip(num, den)]
-    return statistics.median(q), min(q), max(q)
+    return statistics.median(num) / statistics.median(den), min(q), max(q)
 
 
 def _threads_at_scale(scale: dict | None) -> str:
@@ -522,20 +525,28 @@ MODEL_CORES = (16, 64)  # issue 38: what the thread model predicts on larger mac
 
 
 def threads_model(res: dict, most: int) -> str | None:
-    """The speed-up the measured parts predict on P cores: the serial work plus what each extra
-    block adds, shared by P threads, plus one fork/join per step (the measured one at `most`
-    threads: a lower bound, as a larger pool's join costs more; memory bandwidth not modelled)."""
+    """The speed-up the measured parts suggest on P cores: the serial work plus what each extra
+    block adds (charged as the second block cost: pessimistic where part of it is paid once per
+    step or per synapse), shared by as many blocks as the population allows, plus one fork/join
+    per step at its `most`-thread cost (optimistic: a larger pool's join costs more). An
+    extrapolation from 2 threads, not a bound either way."""
+    from atomspark.sim.parallel_lif import MIN_BLOCK
+
     us = _anatomy_us(res, most)
     if us is None or most < 2:
         return None
     per_block = (us["blocks"] - us["one"]) / (most - 1)
-    parts = [f"{p} cores at most {us['one'] / ((us['one'] + (p - 1) * per_block) / p + us['fork']):.1f}x"
-             for p in MODEL_CORES]  # fmt: skip
-    return (f"the model from these parts ({us['one']:.4g} us of serial work per step, "
-            f"{per_block:+.3g} us per extra block, {us['fork']:.4g} us of fork and join) "
-            f"predicts for CUBA {res['n']:,}: {'; '.join(parts)} (the fork and join measured at "
-            f"{most} threads is a lower bound for a larger pool, and shared memory bandwidth is "
-            f"not modelled)")  # fmt: skip
+    parts = []
+    for p in MODEL_CORES:
+        nb = max(1, min(p, res["n"] // MIN_BLOCK))
+        step = (us["one"] + (nb - 1) * per_block) / nb + us["fork"]
+        parts.append(f"{p} cores about {us['one'] / step:.1f}x ({nb} blocks)")
+    return (f"extrapolated from these parts ({us['one']:.4g} us of serial work per step, "
+            f"{per_block:+.3g} us for the second block, {us['fork']:.4g} us of fork and join), "
+            f"CUBA {res['n']:,} would run {'; '.join(parts)}, if every further block costs "
+            f"what the second did (pessimistic where part of that is paid once per step or per "
+            f"synapse) and the fork and join stays at its {most}-thread cost (optimistic); "
+            f"shared memory bandwidth is not modelled")  # fmt: skip
 
 
 def threads_targets(res: dict, scale: dict | None = None) -> list[str]:
@@ -633,19 +644,27 @@ def scale_targets(res: dict) -> list[str]:
         if "runs" not in r:
             continue
         per = r["graph_bytes_per_synapse"]
+        judged = (f": {_status(SCALE_TARGET_BYTES / per, 1.0).split(' (')[0]}"
+                  if int(n) == 1_000_000 else " at 1,000,000 neurons")  # fmt: skip
         line = (f"- CUBA {int(n):,}: graph storage {per:.2f} bytes per synapse (target <= "
-                f"{SCALE_TARGET_BYTES:g} at 1,000,000 neurons); peak resident memory "
-                f"{r['peak_rss_gb']:.2f} GB for {r['seconds']:g} s of biological time "
-                f"(this machine: {res['machine']['memory_gib']} GiB)")  # fmt: skip
+                f"{SCALE_TARGET_BYTES:g}{judged}); peak resident memory "
+                f"{r['peak_rss_gb']:.2f} GB ({r['peak_rss_bytes_per_synapse']:.0f} bytes per "
+                f"synapse, the drawn network and the build's transients included) for "
+                f"{r['seconds']:g} s of biological time (this machine: "
+                f"{res['machine']['memory_gib']} GiB)")  # fmt: skip
         out.append(line)
         vs = _scale_peer_ratios(r)
         if vs:
             runs = f"median of {r['rounds']} runs" if "rounds" in r else "one run"
+            when = f", measured {r['peers_date_utc']} UTC" if "peers_date_utc" in r else ""
             out.append(f"  - the engine's run ({runs}) against its peers on the same graph (one "
-                       f"run each): {vs}")  # fmt: skip
+                       f"run each{when}): {vs}")  # fmt: skip
+        both = per + r["parallel_bytes_per_synapse"]
+        above = (f", above the {SCALE_TARGET_BYTES:g}-byte target (the split is a second copy "
+                 f"of the target indices)" if both > SCALE_TARGET_BYTES else "")  # fmt: skip
         out.append(f"  - the threaded run holds the graph and its block split: "
-                   f"{per:.2f} + {r['parallel_bytes_per_synapse']:.2f} = "
-                   f"{per + r['parallel_bytes_per_synapse']:.2f} bytes per synapse")  # fmt: skip
+                   f"{per:.2f} + {r['parallel_bytes_per_synapse']:.2f} = {both:.2f} bytes per "
+                   f"synapse{above}")  # fmt: skip
         if (
             int(n) == 1_000_000
             and per > SCALE_TARGET_BYTES
@@ -741,15 +760,22 @@ def hosts_note(results: dict[str, dict | None]) -> list[str]:
     """A warning when the result files come from different kinds of host (harness.machine_info's
     fingerprint: CPU model, widest SIMD, bogomips): their figures do not compare across files."""
     hosts: dict[str, list[str]] = {}
+    unknown = []
     for name, res in results.items():
-        if res is not None:
-            host = res.get("machine", {}).get("host", "not recorded")
+        if res is None:
+            continue
+        host = res.get("machine", {}).get("host")
+        if host is None:
+            unknown.append(f"{name} ({res.get('date_utc') or 'undated'})")
+        else:
             hosts.setdefault(host, []).append(name)
-    if len(hosts) < 2:
+    if len(hosts) + bool(unknown) < 2:
         return []
     where = "; ".join(f"{host}: {', '.join(names)}" for host, names in hosts.items())
-    return [f"- These results come from {len(hosts)} kinds of host ({where}): compare figures "
-            f"within one file, not across files", ""]  # fmt: skip
+    if unknown:
+        where += f"; no host recorded (earlier runs, maybe several hosts): {', '.join(unknown)}"
+    return [f"- These results do not all come from one host ({where}): compare figures within "
+            f"one file, not across files", ""]  # fmt: skip
 
 
 def _optional(path: Path) -> dict | None:
@@ -789,6 +815,7 @@ def render(folder: Path = RESULTS) -> str:
             "threads": threads,
             "scale": scale,
             "lava": lava,
+            "lava_profile": _optional(folder / "lava_profile.json"),
         }
     )
     lines += cuba_targets(cuba) + (vn_targets(vn) if vn is not None else [])

@@ -53,7 +53,7 @@ def test_per_synapse_weights_are_delivered_as_the_serial_engine_does(dtype, mixe
     # keeps its one weight, held once, beside the per-synapse excitatory one
     from atomspark.sim.graph import Graph, Projection
 
-    net = cuba_network(CubaConfig(n=6000, p_conn=0.01))
+    net = cuba_network(CubaConfig(n=12_000, p_conn=0.005))  # room for 5 blocks of 2048 units
     base = cuba_graph(net, dtype)
     rng = np.random.default_rng(3)
     projs = []
@@ -71,6 +71,7 @@ def test_per_synapse_weights_are_delivered_as_the_serial_engine_does(dtype, mixe
         eng = Engine(graph)
         par = ParallelLIF(eng, blocks=blocks)
         split = par.split(blocks or threads)
+        assert split.blocks.size - 1 == (blocks or threads)  # the blocking asked for is the one run
         assert np.isnan(par.uniform).sum() == (1 if mixed else 2)
         assert split.weights.size == split.indices.size
         out = par.run(300, threads=threads)
