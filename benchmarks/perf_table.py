@@ -540,10 +540,10 @@ def threads_model(res: dict, most: int) -> str | None:
     for p in MODEL_CORES:
         nb = max(1, min(p, res["n"] // MIN_BLOCK))
         step = (us["one"] + (nb - 1) * per_block) / nb + us["fork"]
-        parts.append(f"{p} cores about {us['one'] / step:.1f}x ({nb} blocks)")
+        parts.append(f"about {us['one'] / step:.1f}x on {p} cores ({nb} blocks)")
     return (f"extrapolated from these parts ({us['one']:.4g} us of serial work per step, "
             f"{per_block:+.3g} us for the second block, {us['fork']:.4g} us of fork and join), "
-            f"CUBA {res['n']:,} would run {'; '.join(parts)}, if every further block costs "
+            f"CUBA {res['n']:,} would gain {' and '.join(parts)}, if every further block costs "
             f"what the second did (pessimistic where part of that is paid once per step or per "
             f"synapse) and the fork and join stays at its {most}-thread cost (optimistic); "
             f"shared memory bandwidth is not modelled")  # fmt: skip

@@ -97,7 +97,9 @@ def test_threads_and_scale_sections_render_with_their_targets():
     assert "predicts 650 us (1.54x); measured 800 us, the other 150 us" in lines[1]
     # 1000 us serial, +200 us per extra block, 50 us fork/join: (1000 + 15 * 200) / 16 + 50;
     # 40,000 neurons make at most 19 blocks: (1000 + 18 * 200) / 19 + 50
-    assert "16 cores about 3.3x (16 blocks); 64 cores about 3.4x (19 blocks), if" in lines[2]
+    assert (
+        "about 3.3x on 16 cores (16 blocks) and about 3.4x on 64 cores (19 blocks), if" in lines[2]
+    )
     # the load above the cores is said even when it was low at the start
     loaded = dict(threads, load_at_start=[0.1], load_after=[3.0])
     assert "load above the 2 cores" in "\n".join(pt.threads_targets(loaded))
